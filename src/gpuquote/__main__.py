@@ -1,0 +1,3 @@
+from gpuquote.cli import main
+
+main()
