@@ -35,29 +35,26 @@ for _name in _COMMAND_MODULES:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: BadInput -> one line on stderr and exit 2; any other error -> exit 1."""
-    try:  # typer >= 0.17 vendors click as typer._click
-        from typer import _click as click
-    except ImportError:  # pragma: no cover
-        import click
-
     from gpuquote.errors import GpuquoteError
 
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="gpuquote")
-    except click.exceptions.Exit as e:
-        sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        sys.exit(130)
-    except click.exceptions.ClickException as e:
-        msg = " ".join(e.format_message().split())
-        print(f"{t('error.prefix')}: {msg}", file=sys.stderr)
-        sys.exit(2)
     except GpuquoteError as e:
         print(f"{t('error.prefix')}: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as e:  # internal error: one line, traceback on demand
+    except Exception as e:
+        # click's (or typer's vendored click's) exceptions, matched by name: Exit, Abort, usage errors.
+        names = {c.__name__ for c in type(e).__mro__}
+        if "Exit" in names:
+            sys.exit(getattr(e, "exit_code", 0))
+        if "Abort" in names:
+            sys.exit(130)
+        if "ClickException" in names:
+            msg = " ".join(e.format_message().split())
+            print(f"{t('error.prefix')}: {msg}", file=sys.stderr)
+            sys.exit(2)
         if os.environ.get("GPUQUOTE_DEBUG"):
             raise
         print(f"{t('error.prefix')}: internal error: {type(e).__name__}: {e} (set GPUQUOTE_DEBUG=1 for a traceback)",
