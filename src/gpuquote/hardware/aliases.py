@@ -192,5 +192,25 @@ def matches(offer_gpu_id: str, filter_id: str) -> bool:
     return bool(have) and set(have) <= want
 
 
+def narrow(gpu_id: str, memory_gib: float | None = None, variant: str | None = None) -> Resolved:
+    """Narrow a family by facts learnt elsewhere (memory from a catalog, 'SXM4' in a SKU name).
+
+    A fact that matches no member is ignored rather than trusted: the name wins over a hint.
+    """
+    gpus = load_gpus()
+    cand = list(members(gpu_id))
+    if memory_gib is not None:
+        sub = [m for m in cand if abs(gpus[m].memory_gib - memory_gib) <= 0.07 * gpus[m].memory_gib]
+        cand = sub or cand
+    if variant is not None:
+        sub = [m for m in cand if gpus[m].variant == variant]
+        cand = sub or cand
+    key = tuple(sorted(cand))
+    for gid, mem in _index().groups.items():
+        if mem == key and (len(mem) == 1 or gid != mem[0]):
+            return _describe(gid)
+    return _describe(gpu_id)
+
+
 def group_ids() -> list[str]:
     return sorted(_index().groups)

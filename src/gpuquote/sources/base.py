@@ -1,0 +1,101 @@
+"""What every source adapter returns, and the shared steps from a GPU name to an Offer's GPU fields."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gpuquote.hardware import load_gpus, narrow, try_resolve
+from gpuquote.offers import Offer
+from gpuquote.sources.knowledge import InstanceFacts, lookup
+
+
+@dataclass
+class ParseResult:
+    """Offers parsed from one source's raw data, with what was repaired or skipped and why."""
+
+    source: str
+    offers: list[Offer] = field(default_factory=list)
+    repaired: int = 0
+    skip_reasons: Counter = field(default_factory=Counter)
+    corrections: Counter = field(default_factory=Counter)
+    provenance: dict = field(default_factory=dict)
+    fetched_at: datetime | None = None
+    raw: list[tuple[str, str, bytes]] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> int:
+        return sum(self.skip_reasons.values())
+
+    def skip(self, reason: str) -> None:
+        self.skip_reasons[reason] += 1
+
+    def summary(self) -> dict:
+        return {"source": self.source, "imported": len(self.offers), "repaired": self.repaired,
+                "skipped": self.skipped, "skip_reasons": dict(self.skip_reasons.most_common()),
+                "corrections": dict(self.corrections.most_common())}
+
+
+_HINTS = [(re.compile(r"sxm"), "sxm"), (re.compile(r"pcie"), "pcie"), (re.compile(r"nvl(?!ink)"), "nvl")]
+
+
+def name_variant_hint(*names: str | None) -> str | None:
+    """SXM / PCIe / NVL spelled in a marketplace SKU name ('1x-A100_SXM4-32-65536')."""
+    for n in names:
+        if not n:
+            continue
+        low = n.lower()
+        for pat, variant in _HINTS:
+            if pat.search(low):
+                return variant
+    return None
+
+
+@dataclass
+class GpuFields:
+    gpu_id: str
+    form_factor: str
+    intra_node: str
+    gpu_memory_gib: float | None
+    facts: InstanceFacts | None
+    notes: list[str]
+
+
+def gpu_fields(provider: str, sku: str, gpu_name: str, gpu_count: float, *, memory_gib: float | None = None,
+               extra_names: tuple[str | None, ...] = ()) -> GpuFields | None:
+    """GPU id, form factor and intra-node link from instance knowledge, the name, memory and SKU hints.
+
+    Returns None when the GPU name is not in the catalog.
+    """
+    facts = lookup(provider, sku)
+    notes: list[str] = []
+    if facts and facts.gpu:
+        res = try_resolve(facts.gpu)
+    else:
+        res = try_resolve(gpu_name)
+        if res is None:
+            return None
+        if res.is_family:
+            hint = name_variant_hint(sku, *extra_names)
+            res = narrow(res.id, memory_gib if "memory" in res.unknown else None, hint)
+    if res is None:
+        return None
+    gpus = load_gpus()
+    forms = {gpus[m].form_factor for m in res.members}
+    form = forms.pop() if len(forms) == 1 else "unknown"
+    if facts and facts.intra_node:
+        intra = facts.intra_node
+    elif gpu_count <= 1:
+        intra = "none"
+    elif "nvlink" in (sku or "").lower() or any("nvlink" in (n or "").lower() for n in extra_names):
+        intra = "nvlink"
+    elif gpu_count == 8 and form == "sxm" and gpus[res.members[0]].family in ("a100", "h100", "h200", "b200", "h800",
+                                                                               "a800", "b300", "h20"):
+        intra = "nvswitch"  # 8-GPU HGX boards of these GPUs always carry NVSwitch
+        notes.append("intra_node nvswitch inferred: 8x SXM on an HGX board")
+    else:
+        intra = "unknown"
+    mems = {gpus[m].memory_gib for m in res.members}
+    return GpuFields(res.id, form, intra, mems.pop() if len(mems) == 1 else None, facts, notes)

@@ -1,0 +1,267 @@
+"""SkyPilot catalog `vms.csv` files (skypilot-org/skypilot-catalog, schema v8) -> Offers.
+
+`Price`/`SpotPrice` are USD per instance-hour for all GPUs of the row. GCP lists GPUs as add-ons
+(rows without InstanceType) priced apart from the host VM, so a GCP offer is GPU row + host row.
+`GpuInfo` is a Python-literal dict whose memory is wrong in several catalogs (total instead of per
+GPU, GB instead of MiB): it is cross-checked against the GPU catalog and corrections are counted.
+Columns are read by header name; column order differs between clouds.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import io
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gpuquote.errors import BadInput
+from gpuquote.hardware import load_gpus
+from gpuquote.offers import InterNode, Offer, Price
+from gpuquote.sources.base import ParseResult, gpu_fields
+
+HOSTED_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{cloud}/vms.csv"
+REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price")
+BILLING_S = {"aws": 1, "gcp": 1, "azure": 60, "lambda": 60, "runpod": 1, "vast": 1}
+# GCP: the host VM a GPU add-on row is attached to, by (accelerator, count). N1-attached GPUs can go on
+# many N1 shapes; we assume n1-standard-(8 x count) (8 vCPU / 30 GB per GPU) and say so in the offer.
+GCP_HOST = {
+    "A100": {1: "a2-highgpu-1g", 2: "a2-highgpu-2g", 4: "a2-highgpu-4g", 8: "a2-highgpu-8g", 16: "a2-megagpu-16g"},
+    "A100-80GB": {1: "a2-ultragpu-1g", 2: "a2-ultragpu-2g", 4: "a2-ultragpu-4g", 8: "a2-ultragpu-8g"},
+    "H100": {1: "a3-highgpu-1g", 2: "a3-highgpu-2g", 4: "a3-highgpu-4g", 8: "a3-highgpu-8g"},
+    "H100-MEGA": {8: "a3-megagpu-8g"},
+    "H200": {8: "a3-ultragpu-8g"},
+    "B200": {8: "a4-highgpu-8g"},
+    "L4": {1: "g2-standard-4", 2: "g2-standard-24", 4: "g2-standard-48", 8: "g2-standard-96"},
+}
+GCP_N1_GPUS = {"T4", "V100", "P100", "P4", "K80"}
+
+
+def _num(v: str | None) -> float | None:
+    try:
+        x = float(v) if v not in (None, "") else None
+    except ValueError:
+        return None
+    return x
+
+
+def read_rows(text: str, result: ParseResult) -> tuple[list[str], list[dict]]:
+    """Rows by header; repair the Azure mirror's unquoted `V1,V2` Generation field, skip other bad rows."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise BadInput("skypilot: empty catalog file", field="PATH") from None
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        raise BadInput(f"skypilot: not a SkyPilot vms.csv: missing column(s) {', '.join(missing)}; expected "
+                       f"{', '.join(REQUIRED)}, ...", field="PATH")
+    rows = []
+    gen = header.index("Generation") if "Generation" in header else None
+    for fields in reader:
+        if not fields:
+            continue
+        if len(fields) == len(header) + 1 and gen is not None and fields[gen] == "V1" and fields[gen + 1] == "V2":
+            fields = fields[:gen] + ["V1,V2"] + fields[gen + 2:]
+            result.repaired += 1
+        if len(fields) != len(header):
+            result.skip(f"malformed row ({len(fields)} fields for {len(header)} columns)")
+            continue
+        rows.append(dict(zip(header, fields, strict=True)))
+    return header, rows
+
+
+def _gpu_memory_gib(info: str, count: float, catalog_mems: list[float], result: ParseResult) -> float | None:
+    """Per-GPU memory from GpuInfo, corrected where the catalog stored a total or GB instead of MiB."""
+    if not info or not info.startswith("{"):
+        return None
+    try:
+        d = ast.literal_eval(info)
+    except (ValueError, SyntaxError):
+        try:
+            d = json.loads(info)
+        except ValueError:
+            return None
+    gpus = d.get("Gpus") or []
+    size = (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB") if gpus else None
+    if size is None:
+        size = d.get("TotalGpuMemoryInMiB")
+    if not size:
+        return None
+    size = float(size)
+
+    def near(gib: float) -> bool:
+        return any(abs(gib - m) <= 0.07 * m for m in catalog_mems)
+
+    if near(size / 1024):
+        return size / 1024
+    if count and near(size / 1024 / count):
+        result.corrections["GpuInfo memory was the total for all GPUs; divided by count"] += 1
+        return size / 1024 / count
+    if near(size):
+        result.corrections["GpuInfo memory was in GB, not MiB"] += 1
+        return size
+    if count and near(size / count):
+        result.corrections["GpuInfo memory was the total in GB"] += 1
+        return size / count
+    result.corrections["GpuInfo memory matches no catalog size; ignored"] += 1
+    return None
+
+
+def parse_vms_csv(text: str, cloud: str, *, fetched_at: datetime, source: str) -> ParseResult:
+    """Parse one cloud's vms.csv text into offers (on-demand and spot kept apart)."""
+    result = ParseResult(source=f"skypilot:{cloud}", fetched_at=fetched_at)
+    _, rows = read_rows(text, result)
+    if cloud == "gcp":
+        rows = _gcp_combine(rows, result)
+    by_key: dict[tuple, dict] = {}
+    cat = load_gpus()
+    for r in rows:
+        name = (r.get("AcceleratorName") or "").strip()
+        if not name:
+            continue  # CPU-only row (not an offer we list); not counted as skipped
+        if name.lower().startswith("tpu-"):
+            result.skip("TPU slice: not a GPU offer")
+            continue
+        count = _num(r.get("AcceleratorCount"))
+        if not count or count <= 0:
+            result.skip("missing or zero AcceleratorCount")
+            continue
+        sku = (r.get("InstanceType") or "").strip()
+        upstream = r.get("UpstreamCloudId")
+        probe = gpu_fields(cloud, sku, name, count, extra_names=(upstream,))
+        if probe is None:
+            result.skip(f"GPU not in the catalog: {name}")
+            continue
+        mems = sorted({cat[m].memory_gib for m in _members(probe.gpu_id)} | {g.memory_gib for g in cat.values()})
+        mem = _gpu_memory_gib(r.get("GpuInfo", ""), count, mems, result)
+        fields = gpu_fields(cloud, sku, name, count, memory_gib=mem, extra_names=(upstream,)) if mem else probe
+        facts = fields.facts
+        region = (r.get("Region") or "unknown").strip() or "unknown"
+        zone = (r.get("AvailabilityZone") or "").strip()
+        notes = list(fields.notes) + list(r.get("_notes", []))
+        if facts and facts.note:
+            notes.append(f"{facts.note} ({facts.source})")
+        fractional = count < 1 or not float(count).is_integer()
+        for spot, col in ((False, "Price"), (True, "SpotPrice")):
+            price = _num(r.get(col))
+            if price is None or (spot and price == 0):
+                if not spot:
+                    result.skip("no on-demand price")
+                continue
+            if price <= 0:
+                result.skip("zero or negative price")
+                continue
+            offer = dict(
+                provider=cloud, region=region, sku=sku or name, gpu_id=fields.gpu_id, gpu_count=count,
+                gpu_exclusive="shared" if fractional else True,
+                form_factor=fields.form_factor, intra_node=fields.intra_node,
+                vcpus=_num(r.get("vCPUs")), ram_gib=_num(r.get("MemoryGiB")),
+                nvme_gib=facts.nvme_gib if facts else (_num(r.get("StorageGiB")) if r.get("StorageGiB") else None),
+                inter_node=InterNode(kind=(facts.inter_node_kind if facts and facts.inter_node_kind else "unknown"),
+                                     gbps_per_node=facts.inter_node_gbps if facts else None),
+                price=Price(amount=price, currency="USD", per="hour"),
+                billing_granularity_s=BILLING_S.get(cloud), spot=spot,
+                covers=["hosting", "power"], source=source, fetched_at=fetched_at,
+                gpu_memory_gib=fields.gpu_memory_gib or mem,
+                notes=notes + (["fractional GPU: a shared slice of one card"] if fractional else []),
+            )
+            key = (region, offer["sku"], spot)
+            prev = by_key.get(key)
+            if prev is None:
+                offer["_zones"] = {zone} if zone else set()
+                by_key[key] = offer
+            elif abs(prev["price"].amount - price) < 1e-9:
+                prev["_zones"].add(zone)
+            else:  # the same SKU priced differently in another zone: its own offer
+                zkey = (region, offer["sku"], spot, zone)
+                if zkey not in by_key:
+                    offer["_zones"] = {zone}
+                    offer["id"] = f"{cloud}:{region}:{offer['sku']}@{zone}" + (":spot" if spot else "")
+                    by_key[zkey] = offer
+    for offer in by_key.values():
+        zones = sorted(z for z in offer.pop("_zones") if z)
+        if zones:
+            offer["notes"] = offer["notes"] + [f"zones: {', '.join(zones)}"]
+        result.offers.append(Offer(**offer))
+    return result
+
+
+def _members(gpu_id: str) -> tuple[str, ...]:
+    from gpuquote.hardware import members
+
+    return members(gpu_id)
+
+
+def _gcp_combine(rows: list[dict], result: ParseResult) -> list[dict]:
+    """GCP: add each GPU add-on row to the price of the host VM it runs on, zone by zone."""
+    hosts: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        if r.get("InstanceType") and not r.get("AcceleratorName"):
+            hosts[(r["InstanceType"], r.get("AvailabilityZone", ""))] = r
+    out = []
+    for r in rows:
+        if r.get("InstanceType"):
+            if r.get("AcceleratorName"):
+                out.append(r)  # a VM row that already carries its GPUs
+            continue
+        name = r.get("AcceleratorName", "")
+        if name.lower().startswith("tpu-"):
+            out.append(r)
+            continue
+        count = int(_num(r.get("AcceleratorCount")) or 0)
+        host_type = GCP_HOST.get(name, {}).get(count)
+        note = None
+        if host_type is None and name in GCP_N1_GPUS:
+            host_type = f"n1-standard-{min(8 * count, 96)}"
+            note = f"host VM {host_type} assumed (8 vCPU per GPU); other N1 shapes are priced differently"
+        host = hosts.get((host_type, r.get("AvailabilityZone", ""))) if host_type else None
+        if host is None:
+            result.skip(f"GCP GPU row without a host VM in its zone: {name} x{count}")
+            continue
+        combined = dict(host)
+        combined["AcceleratorName"] = name
+        combined["AcceleratorCount"] = r["AcceleratorCount"]
+        combined["GpuInfo"] = r.get("GpuInfo", "")
+        for col in ("Price", "SpotPrice"):
+            a, b = _num(r.get(col)), _num(host.get(col))
+            combined[col] = "" if a is None or b is None or b == 0 else repr(a + b)
+        combined["_notes"] = ([note] if note else []) + ["price = GPU add-on + host VM"]
+        out.append(combined)
+    return out
+
+
+def find_files(path: Path) -> list[tuple[str, Path]]:
+    """(cloud, vms.csv) pairs under a folder laid out as <cloud>/vms*.csv, or one file."""
+    if path.is_file():
+        return [(path.parent.name, path)]
+    if not path.is_dir():
+        raise BadInput(f"skypilot: no such file or folder: {path}", field="PATH")
+    found = sorted((p.parent.name, p) for p in path.glob("*/vms*.csv"))
+    if not found:
+        found = sorted((p.parent.name, p) for p in path.glob("**/vms*.csv"))
+    if not found:
+        raise BadInput(f"skypilot: no <cloud>/vms.csv under {path}", field="PATH")
+    return found
+
+
+def parse_path(path: Path, *, fetched_at: datetime | None = None, label: str | None = None,
+               provenance: dict | None = None) -> list[ParseResult]:
+    """Parse a downloaded catalog (folder of <cloud>/vms.csv, or one file): one result per cloud."""
+    results = []
+    for cloud, f in find_files(Path(path)):
+        try:
+            raw = f.read_bytes()
+            text = raw.decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput(f"skypilot: cannot read {f}: {e}", field="PATH") from None
+        ts = fetched_at or datetime.fromtimestamp(f.stat().st_mtime, UTC)
+        src = f"skypilot:{label or f.parent.parent.name}/{cloud}/{f.name}"
+        res = parse_vms_csv(text, cloud, fetched_at=ts, source=src)
+        res.provenance = {"file": str(f.name), "cloud": cloud, "sha256": hashlib.sha256(raw).hexdigest(),
+                          "bytes": len(raw), **(provenance or {})}
+        res.raw = [(f"{cloud}/{f.name}", "text/csv", raw)]
+        results.append(res)
+    return results

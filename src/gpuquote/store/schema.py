@@ -1,0 +1,98 @@
+"""Tables of the catalog store (SQLAlchemy Core). Offers are append-only per snapshot.
+
+The current catalog is, per source, the latest snapshot whose status is `good` (table `current`).
+Bump SCHEMA_VERSION and add a step to MIGRATIONS when the schema changes.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+meta = Table("meta", metadata, Column("key", String(64), primary_key=True), Column("value", Text))
+
+snapshots = Table(
+    "snapshots", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("source", String(64), nullable=False, index=True),
+    Column("status", String(16), nullable=False),  # good | refused
+    Column("fetched_at", String(40), nullable=False),
+    Column("imported_at", String(40), nullable=False),
+    Column("offers_count", Integer, nullable=False, default=0),
+    Column("repaired", Integer, nullable=False, default=0),
+    Column("skipped", Integer, nullable=False, default=0),
+    Column("skip_reasons", Text),  # JSON {reason: count}
+    Column("reason", Text),  # why refused
+    Column("provenance", Text),  # JSON: where the data came from
+)
+
+current = Table(
+    "current", metadata,
+    Column("source", String(64), primary_key=True),
+    Column("snapshot_id", Integer, ForeignKey("snapshots.id"), nullable=False),
+)
+
+raw_responses = Table(
+    "raw_responses", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("snapshot_id", Integer, ForeignKey("snapshots.id"), nullable=False, index=True),
+    Column("name", String(255), nullable=False),
+    Column("content_type", String(64)),
+    Column("gzip", LargeBinary, nullable=False),
+)
+
+offers = Table(
+    "offers", metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=True),
+    Column("snapshot_id", Integer, ForeignKey("snapshots.id"), nullable=False),
+    Column("offer_id", String(255), nullable=False),
+    Column("provider", String(64), nullable=False),
+    Column("region", String(128)),
+    Column("sku", String(255)),
+    Column("gpu_id", String(64), nullable=False),
+    Column("gpu_count", Float, nullable=False),
+    Column("gpu_memory_gib", Float),
+    Column("gpu_exclusive", String(64)),
+    Column("form_factor", String(16)),
+    Column("intra_node", String(16)),
+    Column("vcpus", Float),
+    Column("cpu_model", String(255)),
+    Column("ram_gib", Float),
+    Column("nvme_gib", Float),
+    Column("inter_node_kind", String(16)),
+    Column("inter_node_gbps", Float),
+    Column("price_amount", Float, nullable=False),
+    Column("price_currency", String(8), nullable=False),
+    Column("price_per", String(8), nullable=False),
+    Column("term_months", Float),
+    Column("billing_granularity_s", Integer),
+    Column("spot", Boolean, nullable=False),
+    Column("covers", Text),
+    Column("extras", Text),
+    Column("available", Boolean),
+    Column("source", String(255)),
+    Column("fetched_at", String(40), nullable=False),
+    Column("usd_per_gpu_hour", Float),
+    Column("usd_per_node_hour", Float),
+    Column("notes", Text),
+    Index("ix_offers_snapshot_gpu", "snapshot_id", "gpu_id"),
+    Index("ix_offers_price", "usd_per_gpu_hour"),
+)
+
+# version -> list of SQL statements that bring a store from version-1 to version
+MIGRATIONS: dict[int, list[str]] = {}
