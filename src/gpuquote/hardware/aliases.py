@@ -110,7 +110,7 @@ def _describe(gid: str) -> Resolved:
 def _parse(c: str) -> str | None:
     """Rule-based parse of a compact name into a group id, or None."""
     idx = _index()
-    gpus = load_gpus()
+    load_gpus()
     c = re.sub(r"^\d+x", "", c)
     for model in idx.models:
         key = compact(model)
