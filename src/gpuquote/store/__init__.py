@@ -1,18 +1,29 @@
-"""Persistence: snapshots per source (append-only), the current catalog, price history."""
+"""Persistence: snapshots per source (append-only), the current catalog, price history.
 
-from gpuquote.store.catalog import (
-    SORT_COLUMNS,
-    ImportResult,
-    OfferFilter,
-    import_offers,
-    list_snapshots,
-    query_offers,
-    raw_responses,
-)
-from gpuquote.store.db import copy_store, migrate, read_engine, write_engine
+Reads (queries, Reader) avoid importing SQLAlchemy for SQLite stores; writes import it on first use.
+"""
+
+from gpuquote.store.queries import SORT_COLUMNS, OfferFilter, list_snapshots, query_offers
+from gpuquote.store.reader import Reader, embedded_reader, open_reader
 from gpuquote.store.rows import freshness, row_to_dict
 
+_LAZY = {
+    "ImportResult": "gpuquote.store.catalog", "import_offers": "gpuquote.store.catalog",
+    "raw_responses": "gpuquote.store.catalog", "write_engine": "gpuquote.store.db",
+    "read_engine": "gpuquote.store.db", "copy_store": "gpuquote.store.db", "migrate": "gpuquote.store.db",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(name)
+
+
 __all__ = [
-    "SORT_COLUMNS", "ImportResult", "OfferFilter", "copy_store", "freshness", "import_offers", "list_snapshots",
-    "migrate", "query_offers", "raw_responses", "read_engine", "row_to_dict", "write_engine",
+    "SORT_COLUMNS", "ImportResult", "OfferFilter", "Reader", "copy_store", "embedded_reader", "freshness",
+    "import_offers", "list_snapshots", "migrate", "open_reader", "query_offers", "raw_responses", "read_engine",
+    "row_to_dict", "write_engine",
 ]

@@ -1,4 +1,4 @@
-"""Write snapshots and query the current catalog.
+"""Write snapshots (SQLAlchemy Core).
 
 An import is one transaction: the snapshot row, its offers, its raw responses and the `current`
 pointer commit together or not at all, so a crash or a failed check leaves the last good snapshot
@@ -11,20 +11,14 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, and_, func, or_, select
+from sqlalchemy import Engine, select
 
-from gpuquote.offers import Offer
 from gpuquote.store import integrity, schema
-from gpuquote.store.rows import offer_to_row, row_to_dict
 
-SORT_COLUMNS = {
-    "price": "usd_per_gpu_hour", "usd_per_gpu_hour": "usd_per_gpu_hour", "node_price": "usd_per_node_hour",
-    "usd_per_node_hour": "usd_per_node_hour", "provider": "provider", "region": "region", "gpu": "gpu_id",
-    "gpu_id": "gpu_id", "count": "gpu_count", "gpu_count": "gpu_count", "fetched": "fetched_at",
-    "fetched_at": "fetched_at", "memory": "gpu_memory_gib", "vcpus": "vcpus", "ram": "ram_gib", "sku": "sku",
-}
-
+if TYPE_CHECKING:
+    from gpuquote.offers import Offer
 
 @dataclass
 class ImportResult:
@@ -52,6 +46,8 @@ def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired:
                   raw: list[tuple[str, str, bytes]] | None = None, check: bool = True,
                   fetched_at: datetime | None = None) -> ImportResult:
     """Store one snapshot of `source`; it becomes current only if it passes the integrity checks."""
+    from gpuquote.store.rows import offer_to_row
+
     skip_reasons = dict(skip_reasons or {})
     fetched = fetched_at or (max(o.fetched_at for o in offers) if offers else datetime.now(UTC))
     with engine.begin() as c:
@@ -84,78 +80,6 @@ def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired:
             if upd.rowcount == 0:
                 c.execute(schema.current.insert().values(source=source, snapshot_id=sid))
     return ImportResult(source, sid, status, len(offers), repaired, skipped, skip_reasons, reasons)
-
-
-@dataclass
-class OfferFilter:
-    gpu_ids: list[str] | None = None  # group ids accepted (a family filter expands to its sub-groups)
-    min_gpus: float | None = None
-    interconnect: str | None = None
-    region: str | None = None
-    spot: bool | None = None
-    providers: list[str] | None = None
-    max_price_usd: float | None = None
-    sources: list[str] | None = None
-    sort: str = "price"
-    descending: bool = False
-    limit: int | None = None
-
-
-def _where(f: OfferFilter):
-    o = schema.offers.c
-    conds = [o.snapshot_id.in_(select(schema.current.c.snapshot_id))]
-    if f.gpu_ids is not None:
-        conds.append(o.gpu_id.in_(f.gpu_ids))
-    if f.min_gpus is not None:
-        conds.append(o.gpu_count >= f.min_gpus)
-    if f.interconnect:
-        conds.append(o.intra_node == f.interconnect)
-    if f.region:
-        r = f.region.lower()
-        conds.append(or_(func.lower(o.region) == r, func.lower(o.region).like(r + "%")))
-    if f.spot is not None:
-        conds.append(o.spot == f.spot)
-    if f.providers:
-        conds.append(o.provider.in_(f.providers))
-    if f.max_price_usd is not None:
-        conds.append(and_(o.usd_per_gpu_hour.is_not(None), o.usd_per_gpu_hour <= f.max_price_usd))
-    if f.sources:
-        conds.append(o.source.in_(f.sources))
-    return and_(*conds)
-
-
-def query_offers(engine: Engine, f: OfferFilter) -> tuple[list[dict], int]:
-    """Current offers matching the filter, sorted; returns (rows, total matches before the limit)."""
-    o = schema.offers.c
-    col = getattr(o, SORT_COLUMNS[f.sort])
-    order = [col.is_(None), col.desc() if f.descending else col.asc(), o.provider, o.region, o.offer_id]
-    where = _where(f)
-    q = select(schema.offers).where(where).order_by(*order)
-    if f.limit:
-        q = q.limit(f.limit)
-    now = datetime.now(UTC)
-    with engine.connect() as c:
-        rows = [row_to_dict(r, now) for r in c.execute(q)]
-        total = len(rows) if not f.limit or len(rows) < f.limit else c.execute(
-            select(func.count()).select_from(schema.offers).where(where)).scalar_one()
-    return rows, int(total)
-
-
-def list_snapshots(engine: Engine, source: str | None = None) -> list[dict]:
-    s = schema.snapshots.c
-    q = select(schema.snapshots, schema.current.c.snapshot_id.label("current_id")).outerjoin(
-        schema.current, schema.current.c.snapshot_id == s.id).order_by(s.id)
-    if source:
-        q = q.where(s.source == source)
-    out = []
-    with engine.connect() as c:
-        for r in c.execute(q):
-            m = dict(r._mapping)
-            m["current"] = m.pop("current_id") is not None
-            m["skip_reasons"] = json.loads(m["skip_reasons"] or "{}")
-            m["provenance"] = json.loads(m["provenance"] or "{}")
-            out.append(m)
-    return out
 
 
 def raw_responses(engine: Engine, snapshot_id: int) -> list[tuple[str, str | None, bytes]]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from gpuquote.offers import Offer, usd_per_gpu_hour, usd_per_node_hour
+if TYPE_CHECKING:
+    from gpuquote.offers import Offer
 
 FRESH_HOURS = 48.0  # fresh: fetched within 2 days
 AGING_HOURS = 14 * 24.0  # aging: within 14 days; older is stale
@@ -23,6 +25,8 @@ def freshness(fetched_at: str | datetime | None, now: datetime | None = None) ->
 
 
 def offer_to_row(o: Offer, snapshot_id: int) -> dict:
+    from gpuquote.offers import usd_per_gpu_hour, usd_per_node_hour
+
     node = usd_per_node_hour(o.price)[0]
     return {
         "snapshot_id": snapshot_id, "offer_id": o.id, "provider": o.provider, "region": o.region, "sku": o.sku,

@@ -1,0 +1,84 @@
+"""`gpuquote offers`: current offers with normalised $/GPU-hour (DESIGN.md section 4)."""
+
+from __future__ import annotations
+
+import typer
+
+from gpuquote.cli.common import console, fmt_num, print_csv, print_json
+from gpuquote.i18n import t
+
+CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
+               "form_factor", "intra_node", "vcpus", "ram_gib", "nvme_gib", "inter_node_kind", "inter_node_gbps",
+               "price_amount", "price_currency", "price_per", "spot", "usd_per_gpu_hour", "usd_per_node_hour",
+               "billing_granularity_s", "source", "fetched_at", "freshness"]
+
+
+def flat(row: dict) -> dict:
+    d = dict(row)
+    d["inter_node_kind"] = row["inter_node"]["kind"]
+    d["inter_node_gbps"] = row["inter_node"]["gbps_per_node"]
+    d["price_amount"] = row["price"]["amount"]
+    d["price_currency"] = row["price"]["currency"]
+    d["price_per"] = row["price"]["per"]
+    return d
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("offers")
+    def offers(
+        gpu: str = typer.Option(None, "--gpu", help="GPU id or any alias; a family (a100-80gb) matches its SKUs."),
+        min_gpus: float = typer.Option(None, "--min-gpus", help="At least this many GPUs per offer."),
+        interconnect: str = typer.Option(None, "--interconnect", help="nvswitch | nvlink | pcie"),
+        region: str = typer.Option(None, "--region", help="Region id, or its prefix (us-east)."),
+        spot: bool = typer.Option(None, "--spot/--no-spot", help="Only spot / only on-demand (default both)."),
+        provider: list[str] = typer.Option(None, "--provider", help="Provider id(s): aws, gcp, azure, lambda, ..."),
+        max_price_usd: float = typer.Option(None, "--max-price-usd", help="Max USD per GPU-hour."),
+        sort: str = typer.Option("price", "--sort", help="price | provider | region | gpu | count | fetched | ..."),
+        desc: bool = typer.Option(False, "--desc", help="Sort descending."),
+        limit: int = typer.Option(None, "--limit", help="Show at most this many rows (table default 50)."),
+        as_json: bool = typer.Option(False, "--json", help="JSON output (same body as GET /api/offers)."),
+        as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
+    ) -> None:
+        """List offers with normalised USD per GPU-hour, cheapest first."""
+        from gpuquote.service.offers import list_offers
+
+        table = not (as_json or as_csv)
+        data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
+                           provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
+                           limit=limit or (50 if table else None))
+        if as_json:
+            print_json(data)
+            return
+        if as_csv:
+            print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS)
+            return
+        render(data)
+
+
+def render(data: dict) -> None:
+    from rich.table import Table
+
+    c = console()
+    rows = data["offers"]
+    if not rows:
+        c.print(t("offers.none"))
+        return
+    tbl = Table(title=t("offers.title") + (f" — {data['filters']['gpu']}" if data["filters"]["gpu"] else ""))
+    # (key, justify, no_wrap, max_width): numbers never truncated; long names ellipsised first.
+    cols = (("col.gpu", "left", True, 16), ("col.count", "right", True, None),
+            ("col.usd_per_gpu_hour", "right", True, None), ("col.usd_per_node_hour", "right", True, None),
+            ("col.provider", "left", True, 14), ("col.region", "left", True, 16), ("col.sku", "left", True, 22),
+            ("col.interconnect", "left", True, None), ("col.network", "left", True, 12),
+            ("col.spot", "left", True, None), ("col.freshness", "left", True, None))
+    for key, just, nowrap, width in cols:
+        tbl.add_column(t(key), justify=just, no_wrap=nowrap, overflow="ellipsis", max_width=width,
+                       min_width=5 if just == "right" else 6)
+    for r in rows:
+        net = r["inter_node"]
+        net_s = net["kind"] + (f" {net['gbps_per_node']:g}G" if net["gbps_per_node"] else "")
+        tbl.add_row(r["gpu_id"], fmt_num(r["gpu_count"]), fmt_num(r["usd_per_gpu_hour"], 3),
+                    fmt_num(r["usd_per_node_hour"], 2), r["provider"], r["region"], r["sku"], r["intra_node"],
+                    net_s, "spot" if r["spot"] else "", f"{r['freshness']} {r['fetched_at'][:10]}")
+    c.print(tbl)
+    c.print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
+            + f"  [{data['store']}]")

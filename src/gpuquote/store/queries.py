@@ -1,0 +1,102 @@
+"""Queries on the current catalog, in portable SQL run by a Reader (no SQLAlchemy import for SQLite)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from gpuquote.store.rows import row_to_dict
+
+SORT_COLUMNS = {
+    "price": "usd_per_gpu_hour", "usd_per_gpu_hour": "usd_per_gpu_hour", "node_price": "usd_per_node_hour",
+    "usd_per_node_hour": "usd_per_node_hour", "provider": "provider", "region": "region", "gpu": "gpu_id",
+    "gpu_id": "gpu_id", "count": "gpu_count", "gpu_count": "gpu_count", "fetched": "fetched_at",
+    "fetched_at": "fetched_at", "memory": "gpu_memory_gib", "vcpus": "vcpus", "ram": "ram_gib", "sku": "sku",
+}
+
+
+@dataclass
+class OfferFilter:
+    gpu_ids: list[str] | None = None  # group ids accepted (a family filter expands to its sub-groups)
+    min_gpus: float | None = None
+    interconnect: str | None = None
+    region: str | None = None
+    spot: bool | None = None
+    providers: list[str] | None = None
+    max_price_usd: float | None = None
+    sources: list[str] | None = None
+    sort: str = "price"
+    descending: bool = False
+    limit: int | None = None
+
+
+def _where(f: OfferFilter) -> tuple[str, dict]:
+    """Portable SQL (sqlite3 and SQLAlchemy text() both take :named parameters)."""
+    conds = ["snapshot_id IN (SELECT snapshot_id FROM current)"]
+    p: dict = {}
+
+    def in_list(col: str, values: list, prefix: str) -> str:
+        names = []
+        for i, v in enumerate(values):
+            p[f"{prefix}{i}"] = v
+            names.append(f":{prefix}{i}")
+        return f"{col} IN ({', '.join(names) or 'NULL'})"
+
+    if f.gpu_ids is not None:
+        conds.append(in_list("gpu_id", f.gpu_ids, "g"))
+    if f.min_gpus is not None:
+        conds.append("gpu_count >= :min_gpus")
+        p["min_gpus"] = f.min_gpus
+    if f.interconnect:
+        conds.append("intra_node = :intra")
+        p["intra"] = f.interconnect
+    if f.region:
+        conds.append("(lower(region) = :region OR lower(region) LIKE :region_prefix)")
+        p["region"] = f.region.lower()
+        p["region_prefix"] = f.region.lower() + "%"
+    if f.spot is not None:
+        conds.append("spot = :spot")
+        p["spot"] = f.spot
+    if f.providers:
+        conds.append(in_list("provider", f.providers, "p"))
+    if f.max_price_usd is not None:
+        conds.append("usd_per_gpu_hour IS NOT NULL AND usd_per_gpu_hour <= :max_price")
+        p["max_price"] = f.max_price_usd
+    if f.sources:
+        conds.append(in_list("source", f.sources, "s"))
+    return " AND ".join(conds), p
+
+
+def query_offers(reader, f: OfferFilter) -> tuple[list[dict], int]:
+    """Current offers matching the filter, sorted; returns (rows, total matches before the limit)."""
+    col = SORT_COLUMNS[f.sort]
+    where, params = _where(f)
+    order = f"CASE WHEN {col} IS NULL THEN 1 ELSE 0 END, {col} {'DESC' if f.descending else 'ASC'}, " \
+            "provider, region, offer_id"
+    sql = f"SELECT * FROM offers WHERE {where} ORDER BY {order}"
+    if f.limit:
+        sql += f" LIMIT {int(f.limit)}"
+    now = datetime.now(UTC)
+    rows = [row_to_dict(r, now) for r in reader.execute(sql, params)]
+    total = len(rows)
+    if f.limit and len(rows) >= f.limit:
+        total = reader.execute(f"SELECT COUNT(*) AS n FROM offers WHERE {where}", params)[0]["n"]
+    return rows, int(total)
+
+
+def list_snapshots(reader, source: str | None = None) -> list[dict]:
+    """Every snapshot (good and refused), oldest first, with whether it is current."""
+    sql = ("SELECT s.*, c.snapshot_id AS current_id FROM snapshots s "
+           "LEFT JOIN current c ON c.snapshot_id = s.id")
+    params = {}
+    if source:
+        sql += " WHERE s.source = :source"
+        params["source"] = source
+    out = []
+    for m in reader.execute(sql + " ORDER BY s.id", params):
+        m["current"] = m.pop("current_id") is not None
+        m["skip_reasons"] = json.loads(m["skip_reasons"] or "{}")
+        m["provenance"] = json.loads(m["provenance"] or "{}")
+        out.append(m)
+    return out
