@@ -81,4 +81,4 @@ def render(data: dict) -> None:
                     net_s, "spot" if r["spot"] else "", f"{r['freshness']} {r['fetched_at'][:10]}")
     c.print(tbl)
     c.print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
-            + f"  [{data['store']}]")
+            + f"  ({data['store']})", markup=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, group_ids, members, resolve
-from gpuquote.store import SORT_COLUMNS, OfferFilter, open_reader, query_offers
+from gpuquote.store import SORT_COLUMNS, OfferFilter, distinct_providers, open_reader, query_offers
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
 
@@ -40,15 +40,16 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
         gpu_id, ids = gpu_filter_ids(gpu)
     reader = open_reader()
     where = reader.where
-    rows, total = query_offers(reader, OfferFilter(
-        gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot, providers=providers,
-        max_price_usd=max_price_usd, sort=sort, descending=descending, limit=limit))
+    f = OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
+                    providers=providers, max_price_usd=max_price_usd, sort=sort, descending=descending, limit=limit)
+    rows, total = query_offers(reader, f)
     return {
         "filters": {"gpu": gpu_id, "min_gpus": min_gpus, "interconnect": interconnect, "region": region,
                     "spot": spot, "provider": providers, "max_price_usd": max_price_usd, "sort": sort},
         "store": where,
         "count": total,
-        "providers": sorted({r["provider"] for r in rows}),
+        "providers": distinct_providers(reader, f) if limit and total > len(rows) else sorted(
+            {r["provider"] for r in rows}),
         "offers": rows,
     }
 

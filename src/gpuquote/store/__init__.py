@@ -3,7 +3,7 @@
 Reads (queries, Reader) avoid importing SQLAlchemy for SQLite stores; writes import it on first use.
 """
 
-from gpuquote.store.queries import SORT_COLUMNS, OfferFilter, list_snapshots, query_offers
+from gpuquote.store.queries import SORT_COLUMNS, OfferFilter, distinct_providers, list_snapshots, query_offers
 from gpuquote.store.reader import Reader, embedded_reader, open_reader
 from gpuquote.store.rows import freshness, row_to_dict
 
@@ -23,7 +23,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "SORT_COLUMNS", "ImportResult", "OfferFilter", "Reader", "copy_store", "embedded_reader", "freshness",
+    "SORT_COLUMNS", "distinct_providers", "ImportResult", "OfferFilter", "Reader", "copy_store", "embedded_reader", "freshness",
     "import_offers", "list_snapshots", "migrate", "open_reader", "query_offers", "raw_responses", "read_engine",
     "row_to_dict", "write_engine",
 ]

@@ -85,6 +85,12 @@ def query_offers(reader, f: OfferFilter) -> tuple[list[dict], int]:
     return rows, int(total)
 
 
+def distinct_providers(reader, f: OfferFilter) -> list[str]:
+    where, params = _where(f)
+    return [r["provider"] for r in reader.execute(
+        f"SELECT DISTINCT provider FROM offers WHERE {where} ORDER BY provider", params)]
+
+
 def list_snapshots(reader, source: str | None = None) -> list[dict]:
     """Every snapshot (good and refused), oldest first, with whether it is current."""
     sql = ("SELECT s.*, c.snapshot_id AS current_id FROM snapshots s "
