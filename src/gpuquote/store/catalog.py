@@ -76,6 +76,9 @@ def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired:
         c.execute(schema.snapshots.update().where(schema.snapshots.c.id == sid)
                   .values(status=status, reason="; ".join(reasons) or None))
         if status == "good":
+            c.execute(schema.offers.update().where(schema.offers.c.snapshot_id.in_(
+                select(schema.current.c.snapshot_id).where(schema.current.c.source == source))).values(is_current=0))
+            c.execute(schema.offers.update().where(schema.offers.c.snapshot_id == sid).values(is_current=1))
             upd = c.execute(schema.current.update().where(schema.current.c.source == source).values(snapshot_id=sid))
             if upd.rowcount == 0:
                 c.execute(schema.current.insert().values(source=source, snapshot_id=sid))

@@ -16,6 +16,9 @@ SORT_COLUMNS = {
 }
 
 
+NOT_NULL = {"provider", "gpu_id", "gpu_count", "fetched_at", "offer_id"}
+
+
 @dataclass
 class OfferFilter:
     gpu_ids: list[str] | None = None  # group ids accepted (a family filter expands to its sub-groups)
@@ -33,7 +36,7 @@ class OfferFilter:
 
 def _where(f: OfferFilter) -> tuple[str, dict]:
     """Portable SQL (sqlite3 and SQLAlchemy text() both take :named parameters)."""
-    conds = ["snapshot_id IN (SELECT snapshot_id FROM current)"]
+    conds = ["is_current = 1"]
     p: dict = {}
 
     def in_list(col: str, values: list, prefix: str) -> str:
@@ -69,16 +72,27 @@ def _where(f: OfferFilter) -> tuple[str, dict]:
 
 
 def query_offers(reader, f: OfferFilter) -> tuple[list[dict], int]:
-    """Current offers matching the filter, sorted; returns (rows, total matches before the limit)."""
+    """Current offers matching the filter, sorted; returns (rows, total matches before the limit).
+
+    A nullable sort column is read in two passes (values, then NULLs) so that an index can serve
+    ORDER BY ... LIMIT; NULLs always come last.
+    """
     col = SORT_COLUMNS[f.sort]
     where, params = _where(f)
-    order = f"CASE WHEN {col} IS NULL THEN 1 ELSE 0 END, {col} {'DESC' if f.descending else 'ASC'}, " \
-            "provider, region, offer_id"
-    sql = f"SELECT * FROM offers WHERE {where} ORDER BY {order}"
-    if f.limit:
-        sql += f" LIMIT {int(f.limit)}"
+    direction = "DESC" if f.descending else "ASC"
+    tail = "provider, region, offer_id"
+    limit = f" LIMIT {int(f.limit)}" if f.limit else ""
+    if col in NOT_NULL:
+        raw = reader.execute(f"SELECT * FROM offers WHERE {where} ORDER BY {col} {direction}, {tail}{limit}", params)
+    else:
+        raw = reader.execute(f"SELECT * FROM offers WHERE {where} AND {col} IS NOT NULL "
+                             f"ORDER BY {col} {direction}, {tail}{limit}", params)
+        if not f.limit or len(raw) < f.limit:
+            rest = f" LIMIT {int(f.limit) - len(raw)}" if f.limit else ""
+            raw += reader.execute(f"SELECT * FROM offers WHERE {where} AND {col} IS NULL ORDER BY {tail}{rest}",
+                                  params)
     now = datetime.now(UTC)
-    rows = [row_to_dict(r, now) for r in reader.execute(sql, params)]
+    rows = [row_to_dict(r, now) for r in raw]
     total = len(rows)
     if f.limit and len(rows) >= f.limit:
         total = reader.execute(f"SELECT COUNT(*) AS n FROM offers WHERE {where}", params)[0]["n"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -11,6 +12,17 @@ if TYPE_CHECKING:
 
 FRESH_HOURS = 48.0  # fresh: fetched within 2 days
 AGING_HOURS = 14 * 24.0  # aging: within 14 days; older is stale
+
+
+@lru_cache(maxsize=4096)
+def _freshness_cached(fetched_at: str, now_hour: str) -> str:
+    return freshness(fetched_at, datetime.fromisoformat(now_hour))
+
+
+def _loads(v: str | None, empty):
+    if v is None or v in ("[]", "{}", ""):
+        return type(empty)()
+    return json.loads(v)
 
 
 def freshness(fetched_at: str | datetime | None, now: datetime | None = None) -> str:
@@ -47,6 +59,7 @@ def offer_to_row(o: Offer, snapshot_id: int) -> dict:
 def row_to_dict(r, now: datetime | None = None) -> dict:
     """A stored row as the Offer JSON of DESIGN.md section 3, plus normalised prices and freshness."""
     m = r._mapping if hasattr(r, "_mapping") else r
+    now_hour = (now or datetime.now(UTC)).replace(minute=0, second=0, microsecond=0).isoformat()
     excl = m["gpu_exclusive"]
     return {
         "offer_id": m["offer_id"], "provider": m["provider"], "region": m["region"], "sku": m["sku"],
@@ -58,11 +71,11 @@ def row_to_dict(r, now: datetime | None = None) -> dict:
         "price": {"amount": m["price_amount"], "currency": m["price_currency"], "per": m["price_per"],
                   "term_months": m["term_months"]},
         "billing_granularity_s": m["billing_granularity_s"], "spot": bool(m["spot"]),
-        "covers": json.loads(m["covers"] or "[]"), "extras": json.loads(m["extras"] or "{}"),
+        "covers": _loads(m["covers"], []), "extras": _loads(m["extras"], {}),
         "available": m["available"], "source": m["source"], "fetched_at": m["fetched_at"],
-        "freshness": freshness(m["fetched_at"], now),
+        "freshness": _freshness_cached(m["fetched_at"], now_hour) if m["fetched_at"] else "unknown",
         "usd_per_gpu_hour": m["usd_per_gpu_hour"], "usd_per_node_hour": m["usd_per_node_hour"],
-        "notes": json.loads(m["notes"] or "[]"),
+        "notes": _loads(m["notes"], []),
     }
 
 

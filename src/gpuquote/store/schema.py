@@ -60,6 +60,8 @@ offers = Table(
     "offers", metadata,
     Column("pk", Integer, primary_key=True, autoincrement=True),
     Column("snapshot_id", Integer, ForeignKey("snapshots.id"), nullable=False),
+    # 1 while the row's snapshot is its source's current one: lets indexes serve current-catalog queries
+    Column("is_current", Integer, nullable=False, default=0),
     Column("offer_id", String(255), nullable=False),
     Column("provider", String(64), nullable=False),
     Column("region", String(128)),
@@ -90,8 +92,9 @@ offers = Table(
     Column("usd_per_gpu_hour", Float),
     Column("usd_per_node_hour", Float),
     Column("notes", Text),
-    Index("ix_offers_snapshot_gpu", "snapshot_id", "gpu_id"),
-    Index("ix_offers_price", "usd_per_gpu_hour"),
+    Index("ix_offers_snapshot", "snapshot_id"),
+    Index("ix_offers_current_gpu", "is_current", "gpu_id", "usd_per_gpu_hour"),
+    Index("ix_offers_current_provider", "is_current", "provider", "region", "offer_id"),
 )
 
 # version -> list of SQL statements that bring a store from version-1 to version
