@@ -84,6 +84,7 @@ def main() -> None:
     import sqlite3
 
     con = sqlite3.connect(tmp)
+    con.execute("ANALYZE")
     con.execute("VACUUM")
     con.close()
     tmp.replace(OUT)

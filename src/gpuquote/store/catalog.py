@@ -82,7 +82,19 @@ def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired:
             upd = c.execute(schema.current.update().where(schema.current.c.source == source).values(snapshot_id=sid))
             if upd.rowcount == 0:
                 c.execute(schema.current.insert().values(source=source, snapshot_id=sid))
+    _refresh_statistics(engine)
     return ImportResult(source, sid, status, len(offers), repaired, skipped, skip_reasons, reasons)
+
+
+def _refresh_statistics(engine: Engine) -> None:
+    """Planner statistics, so that SQLite picks the gpu/provider indexes on large stores."""
+    from sqlalchemy import text
+
+    try:
+        with engine.begin() as c:
+            c.execute(text("ANALYZE"))
+    except Exception:  # statistics are an optimisation; an import never fails for them
+        pass
 
 
 def raw_responses(engine: Engine, snapshot_id: int) -> list[tuple[str, str | None, bytes]]:
