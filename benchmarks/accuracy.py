@@ -90,11 +90,14 @@ def _scalar_keys(name: str, value) -> list[tuple[str, str | None]]:
     return [(name, None)]
 
 
-def fit(cases_by_id: dict[str, dict], exclude: str | None = None, rounds: int = 2,
-        only: set[str] | None = None) -> dict:
+def fit(
+    cases_by_id: dict[str, dict], exclude: str | None = None, rounds: int = 2, only: set[str] | None = None
+) -> dict:
     """Coordinate descent (golden-section in log space) on each fitted constant over its listed cases."""
-    vals = {k: (dict(v["value"]) if isinstance(v["value"], dict) else v["value"])
-            for k, v in fitted_constants().items()}
+    vals = {
+        k: (dict(v["value"]) if isinstance(v["value"], dict) else v["value"])
+        for k, v in fitted_constants().items()
+    }
     for _ in range(rounds):
         for name, spec in fitted_constants().items():
             if only is not None and name not in only:
@@ -103,13 +106,13 @@ def fit(cases_by_id: dict[str, dict], exclude: str | None = None, rounds: int = 
             if not ids:
                 continue
             subset = [cases_by_id[i] for i in ids]
-            for key in ([None] if not isinstance(vals[name], dict) else
-                        [k for k in vals[name] if not (name == "quantized_bw_factor" and k == "fp8")]):
+            keys = [None] if not isinstance(vals[name], dict) else spec.get("fit_keys", list(vals[name]))
+            for key in keys:
                 cur = vals[name] if key is None else vals[name][key]
                 if isinstance(cur, int) and not isinstance(cur, bool):
                     cur = float(cur)
 
-                def f(x: float, name=name, key=key) -> float:
+                def f(x: float, name=name, key=key, subset=subset) -> float:
                     trial = dict(vals)
                     if key is None:
                         trial[name] = x
@@ -119,8 +122,10 @@ def fit(cases_by_id: dict[str, dict], exclude: str | None = None, rounds: int = 
                         return loss(subset)
 
                 lo, hi = math.log(cur / 3), math.log(cur * 3)
-                if name in ("goodput", "hbm_efficiency", "comm_overlap", "allocator_overhead") or \
-                        name == "quantized_bw_factor":
+                if (
+                    name in ("goodput", "hbm_efficiency", "comm_overlap", "allocator_overhead")
+                    or name == "quantized_bw_factor"
+                ):
                     hi = min(hi, 0.0)
                 gr = (math.sqrt(5) - 1) / 2
                 a, b = lo, hi
@@ -148,8 +153,10 @@ def fit(cases_by_id: dict[str, dict], exclude: str | None = None, rounds: int = 
 def report(cases: list[dict], loo: dict[str, float | None] | None = None) -> dict[str, dict]:
     by_cat: dict[str, list[float]] = {}
     by_cat_loo: dict[str, list[float]] = {}
-    print(f"{'case':44s} {'category':22s} {'published':>12s} {'estimated':>12s} {'error':>8s}"
-          + ("  LOO err" if loo is not None else ""))
+    print(
+        f"{'case':44s} {'category':22s} {'published':>12s} {'estimated':>12s} {'error':>8s}"
+        + ("  LOO err" if loo is not None else "")
+    )
     for c in cases:
         est, err, note = run_case(c)
         pub = c["published"]["value"]
@@ -167,8 +174,10 @@ def report(cases: list[dict], loo: dict[str, float | None] | None = None) -> dic
             line += f"  {le * 100 if le is not None else float('nan'):+7.1f}%"
         print(line)
     print()
-    print(f"{'category':24s} {'n':>3s} {'median |err|':>13s} {'within ±25%':>12s}"
-          + (f" {'LOO median':>11s} {'LOO ±25%':>9s}" if loo is not None else ""))
+    print(
+        f"{'category':24s} {'n':>3s} {'median |err|':>13s} {'within ±25%':>12s}"
+        + (f" {'LOO median':>11s} {'LOO ±25%':>9s}" if loo is not None else "")
+    )
     summary = {}
     for cat, errs in by_cat.items():
         med = statistics.median(errs)

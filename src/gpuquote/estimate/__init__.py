@@ -10,5 +10,16 @@ Public API (stable; the planner and the web API call it):
 from gpuquote.estimate.api import EstimateResult, checkpoint_bytes, clear_caches, estimate, min_gpus
 from gpuquote.estimate.job import DataSpec, Hardware, InterNode, Job, load_job, merge_hardware
 
-__all__ = ["DataSpec", "EstimateResult", "Hardware", "InterNode", "Job", "checkpoint_bytes", "clear_caches",
-           "estimate", "load_job", "merge_hardware", "min_gpus"]
+__all__ = [
+    "DataSpec",
+    "EstimateResult",
+    "Hardware",
+    "InterNode",
+    "Job",
+    "checkpoint_bytes",
+    "clear_caches",
+    "estimate",
+    "load_job",
+    "merge_hardware",
+    "min_gpus",
+]

@@ -28,7 +28,9 @@ def forward_flops_per_token(a: Architecture, context: float) -> tuple[float, flo
     return 2.0 * a.matmul_params_active, a.attention_flops_per_token(context)
 
 
-def train_flops_per_token(a: Architecture, method: str, seq: int, ckpt: str, flash: bool) -> tuple[float, float, float]:
+def train_flops_per_token(
+    a: Architecture, method: str, seq: int, ckpt: str, flash: bool
+) -> tuple[float, float, float]:
     """(hardware dense FLOPs, hardware attention FLOPs, model FLOPs) per trained token.
 
     Full training: forward + 2x backward (6N); LoRA/QLoRA skip the frozen weight gradients (4N);

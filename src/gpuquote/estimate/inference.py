@@ -41,12 +41,18 @@ class InferModel:
         self.act_b = 4.0 if self.precision in ("fp32", "tf32") else 2.0
         self.tp_bw = self.m.group_bw(self.tp, 1) if self.tp > 1 else 0.0
         self.layer_lat = a.total_layers * K.layer_latency_us * 1e-6
-        self.rate = self.peak * efficiency(self.m, "bf16" if self.precision in ("int8", "int4") else self.precision)
+        self.rate = self.peak * efficiency(
+            self.m, "bf16" if self.precision in ("int8", "int4") else self.precision
+        )
 
     def _tp_comm(self, tokens: float) -> float:
         if self.tp <= 1:
             return 0.0
-        return 2 * self.a.total_layers * comm.all_reduce(tokens * self.a.hidden * self.act_b, self.tp, self.tp_bw)
+        return (
+            2
+            * self.a.total_layers
+            * comm.all_reduce(tokens * self.a.hidden * self.act_b, self.tp, self.tp_bw)
+        )
 
     def prefill_time(self, seqs: float, prompt: float) -> float:
         """Seconds to prefill `seqs` prompts of `prompt` tokens together."""
@@ -91,7 +97,9 @@ def static_batch(im: InferModel, prompts: int, samples: int, prompt: int, output
     total = t_pre + output * t_step
     flops = 2.0 * im.a.matmul_params_active * seqs / im.mp
     rate = im.rate
-    bound = "compute" if flops / rate > im.weight_bytes / im.w_bw + seqs * ctx * im.kv_tok / im.bw else "memory"
+    bound = (
+        "compute" if flops / rate > im.weight_bytes / im.w_bw + seqs * ctx * im.kv_tok / im.bw else "memory"
+    )
     return InferPerf(tokens_per_s=seqs * output / total, ttft_s=t_pre, tpot_s=t_step, bound=bound, seqs=seqs)
 
 
@@ -117,8 +125,13 @@ def online(im: InferModel, rps: float, prompt: int, output: int, samples: int, m
     capacity = seqs / samples / (t_pre1 + output * ts)
     served = min(rps, capacity)
     saturated = served < rps * 0.999
-    return InferPerf(tokens_per_s=served * output * samples, ttft_s=t_pre1 + ts, tpot_s=ts,
-                     bound="compute" if saturated else "memory", seqs=seqs)
+    return InferPerf(
+        tokens_per_s=served * output * samples,
+        ttft_s=t_pre1 + ts,
+        tpot_s=ts,
+        bound="compute" if saturated else "memory",
+        seqs=seqs,
+    )
 
 
 def max_sequences(kv_tokens: float, prompt: int, output: int, samples: int) -> int:

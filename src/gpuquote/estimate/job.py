@@ -122,21 +122,30 @@ class Job(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> Job:
         if self.kind in ("train", "infer") and self.arch is None:
-            raise BadInput("model: a train/infer job needs `model:` (a preset id) or `architecture:`",
-                           field="model")
+            raise BadInput(
+                "model: a train/infer job needs `model:` (a preset id) or `architecture:`", field="model"
+            )
         if self.kind == "compute" and self.flops is None:
-            raise BadInput("flops: a compute job needs `flops:` (total FLOPs) and `precision:`", field="flops")
+            raise BadInput(
+                "flops: a compute job needs `flops:` (total FLOPs) and `precision:`", field="flops"
+            )
         if self.kind == "train" and self.precision in ("int8", "int4"):
-            raise BadInput(f"precision: {self.precision} is for inference weights; training accepts "
-                           "fp32, tf32, bf16, fp16, fp8", field="precision",
-                           accepted=["fp32", "tf32", "bf16", "fp16", "fp8"])
+            raise BadInput(
+                f"precision: {self.precision} is for inference weights; training accepts "
+                "fp32, tf32, bf16, fp16, fp8",
+                field="precision",
+                accepted=["fp32", "tf32", "bf16", "fp16", "fp8"],
+            )
         if self.arch is not None:
             for f in ("tensor_parallel",):
                 tp = getattr(self, f)
                 if tp and self.arch.heads % tp:
-                    raise BadInput(f"{f}: {tp} does not divide the {self.arch.heads} attention heads; accepted: "
-                                   + ", ".join(str(d) for d in _divisors(self.arch.heads)),
-                                   field=f, accepted=[str(d) for d in _divisors(self.arch.heads)])
+                    raise BadInput(
+                        f"{f}: {tp} does not divide the {self.arch.heads} attention heads; accepted: "
+                        + ", ".join(str(d) for d in _divisors(self.arch.heads)),
+                        field=f,
+                        accepted=[str(d) for d in _divisors(self.arch.heads)],
+                    )
         return self
 
     # ---- helpers ----------------------------------------------------------------------------
@@ -161,7 +170,9 @@ def _one_line(e: ValidationError) -> BadInput:
     ctx = err.get("ctx") or {}
     accepted = None
     if "expected" in ctx:
-        accepted = [a.strip(" '") for a in str(ctx["expected"]).replace(" or ", ",").split(",") if a.strip(" '")]
+        accepted = [
+            a.strip(" '") for a in str(ctx["expected"]).replace(" or ", ",").split(",") if a.strip(" '")
+        ]
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         fields = [*Job.model_fields.keys(), "architecture"]
@@ -192,7 +203,9 @@ def load_job(src: str | Path | dict | Job, **overrides: Any) -> Job:
         try:
             data = yaml.safe_load(p.read_text(encoding="utf-8"))
         except yaml.YAMLError as e:
-            raise BadInput(f"job: not valid YAML/JSON: {' '.join(str(e).split())[:160]}", field="job") from None
+            raise BadInput(
+                f"job: not valid YAML/JSON: {' '.join(str(e).split())[:160]}", field="job"
+            ) from None
         if not isinstance(data, dict):
             raise BadInput("job: the file must hold a mapping of job fields", field="job")
     data.update({k: v for k, v in overrides.items() if v is not None})

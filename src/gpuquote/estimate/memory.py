@@ -30,7 +30,16 @@ class Memory:
 
     @property
     def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache + self.overhead
+        return (
+            self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache + self.overhead
+        )
+
+
+def default_seq_len(job: Job) -> int:
+    """Training sequence length: as stated; else 2048 for pretraining, 512 for fine-tuning samples."""
+    if job.seq_len:
+        return job.seq_len
+    return 2048 if job.method == "pretrain" else 512
 
 
 def weight_bytes(precision: str) -> float:
@@ -63,11 +72,14 @@ def _stage_params(a: Architecture, pp: int) -> float:
     if pp == 1:
         return float(a.total_params)
     per_layer = a.body_params / a.total_layers
-    return math.ceil(a.total_layers / pp) * per_layer + max(a.embedding_params, a.head_params or a.vocab * a.hidden)
+    return math.ceil(a.total_layers / pp) * per_layer + max(
+        a.embedding_params, a.head_params or a.vocab * a.hidden
+    )
 
 
-def activation_bytes_per_token_layer(a: Architecture, lay: Layout, seq: int, flash: bool, ckpt: str,
-                                     act_bytes: float) -> tuple[float, float]:
+def activation_bytes_per_token_layer(
+    a: Architecture, lay: Layout, seq: int, flash: bool, ckpt: str, act_bytes: float
+) -> tuple[float, float]:
     """(stored, working) activation bytes per token per layer on one GPU.
 
     Korthikanti et al. 2022 eq. 1-5 with 16-bit values: LayerNorm inputs and the GEMM inputs that
@@ -76,7 +88,11 @@ def activation_bytes_per_token_layer(a: Architecture, lay: Layout, seq: int, fla
     selective recompute. No dropout masks (modern LLM recipes train without dropout).
     """
     h = a.hidden
-    f = (a.active_experts + a.shared_experts) * (a.moe_ffn_hidden or a.ffn_hidden) if a.is_moe else a.ffn_hidden
+    f = (
+        (a.active_experts + a.shared_experts) * (a.moe_ffn_hidden or a.ffn_hidden)
+        if a.is_moe
+        else a.ffn_hidden
+    )
     tp = lay.tp
     scale = act_bytes / 2.0
     replicated = 8.0 * h
@@ -103,33 +119,39 @@ def train_memory(job: Job, a: Architecture, m: Machine, lay: Layout, n_micro: in
     if job.method in ("pretrain", "full"):
         state = OPTIMIZER_STATE_BYTES[job.optimizer] if job.optimizer != "adafactor" else 8.0 / a.hidden
         mem.weights = p_gpu * wb / shard_w
-        mem.gradients = (layer_gpu * wb if job.optimizer_in_backward else p_gpu * wb / shard_g)
+        mem.gradients = layer_gpu * wb if job.optimizer_in_backward else p_gpu * wb / shard_g
         mem.optimizer = 0.0 if job.offload != "none" else p_gpu * (master + state) / shard_o
         if job.offload == "parameters":
             mem.weights = 0.0
         gather_bytes = wb
     else:
         if job.method == "qlora":
-            frozen = (K.nf4_bytes_per_param * a.linear_params
-                      + 2.0 * (a.total_params - a.linear_params)) * _stage_params(a, pp) / a.total_params
+            frozen = (
+                (K.nf4_bytes_per_param * a.linear_params + 2.0 * (a.total_params - a.linear_params))
+                * _stage_params(a, pp)
+                / a.total_params
+            )
             gather_bytes = K.nf4_bytes_per_param
         else:
             frozen = _stage_params(a, pp) * wb
             gather_bytes = wb
         trainable = lora_params(a, job.lora_rank) / (tp * pp)
-        # adapters in fp32: weight 4 + grad 4 + Adam 8 (Hu et al. 2021 / PEFT default)
-        mem.weights = frozen / tp / shard_w + 4.0 * trainable
-        mem.gradients = 4.0 * trainable
-        mem.optimizer = (OPTIMIZER_STATE_BYTES[job.optimizer] if job.optimizer != "adafactor" else 0.1) * trainable
+        # adapters in fp32: weight 4 + grad 4 + Adam 8 (Hu et al. 2021 / PEFT default), sharded like the rest
+        mem.weights = frozen / tp / shard_w + 4.0 * trainable / shard_w
+        mem.gradients = 4.0 * trainable / shard_g
+        state = OPTIMIZER_STATE_BYTES[job.optimizer] if job.optimizer != "adafactor" else 0.1
+        mem.optimizer = state * trainable / shard_o
     if z3 and dp > 1:
         # gathered layers in flight (current + prefetch) plus one layer of unsharded gradients
         mem.weights += K.fsdp_prefetch_layers * layer_gpu * gather_bytes
         mem.gradients += layer_gpu * wb if job.method in ("pretrain", "full") else 0.0
 
-    seq = job.seq_len or 2048
+    seq = default_seq_len(job)
     tokens = lay.micro_batch * seq / lay.cp
     act_b = 4.0 if job.precision in ("fp32", "tf32") else 2.0
-    stored, working = activation_bytes_per_token_layer(a, lay, seq // lay.cp, job.flash_attention, lay.ckpt, act_b)
+    stored, working = activation_bytes_per_token_layer(
+        a, lay, seq // lay.cp, job.flash_attention, lay.ckpt, act_b
+    )
     layers_stage = math.ceil(a.total_layers / pp)
     in_flight = min(pp, n_micro) if pp > 1 else 1
     act = tokens * (stored * layers_stage * in_flight + working)
@@ -147,7 +169,7 @@ def infer_weight_bytes_per_gpu(a: Architecture, precision: str, tp: int, pp: int
 
 
 def kv_bytes_per_token_gpu(a: Architecture, kv_bytes: float, tp: int, pp: int) -> float:
-    """KV cache per token on one GPU: heads split over TP (replicated past kv_heads; MLA latent replicated)."""
+    """KV cache per token on one GPU: heads split over TP (replicated past kv_heads; MLA latent too)."""
     per = a.kv_bytes_per_token(kv_bytes)
     split = 1 if a.attention == "mla" else min(tp, a.n_kv_heads)
     return per / split / pp
@@ -156,6 +178,10 @@ def kv_bytes_per_token_gpu(a: Architecture, kv_bytes: float, tp: int, pp: int) -
 def infer_workspace_bytes(a: Architecture, tp: int, seqs: int, prompt_tokens: int, act_bytes: float) -> float:
     """Activation workspace of a serving engine: one prefill chunk through one layer plus sampler logits."""
     chunk = min(seqs * prompt_tokens, K.inference_batched_tokens)
-    f = (a.active_experts + a.shared_experts) * (a.moe_ffn_hidden or a.ffn_hidden) if a.is_moe else a.ffn_hidden
+    f = (
+        (a.active_experts + a.shared_experts) * (a.moe_ffn_hidden or a.ffn_hidden)
+        if a.is_moe
+        else a.ffn_hidden
+    )
     per_tok = (4.0 * a.hidden + (a.q_width + a.kv_width) + (3.0 if a.gated else 2.0) * f / tp) * act_bytes / 2
     return chunk * per_tok + seqs * a.vocab * 4.0

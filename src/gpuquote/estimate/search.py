@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuquote.estimate.job import Job
-from gpuquote.estimate.memory import Memory, train_memory
+from gpuquote.estimate.memory import Memory, default_seq_len, train_memory
 from gpuquote.estimate.setup import Layout, Machine
 from gpuquote.estimate.training import TrainPerf, micro_batches, train_perf
 from gpuquote.models import Architecture
@@ -28,19 +28,32 @@ def gpu_counts(gpus_per_node: int, limit: int = MAX_GPUS, multiple_of: int = 1) 
     out = {c for c in _POW2 if c < gpus_per_node}
     out |= {k * gpus_per_node for k in _NODE_COUNTS if k * gpus_per_node <= limit}
     if multiple_of > 1:
-        out |= {k * multiple_of for k in range(1, limit // multiple_of + 1) if k * multiple_of <= gpus_per_node
-                or (k * multiple_of) % gpus_per_node == 0}
+        out |= {
+            k * multiple_of
+            for k in range(1, limit // multiple_of + 1)
+            if k * multiple_of <= gpus_per_node or (k * multiple_of) % gpus_per_node == 0
+        }
     return sorted(c for c in out if c % multiple_of == 0 and c <= limit)
 
 
 def _layouts(job: Job, a: Architecture, n: int, gpus_per_node: int) -> Iterator[tuple[int, int, str]]:
-    tps = [job.tensor_parallel] if job.tensor_parallel else [t for t in _POW2 if t <= min(gpus_per_node, n)
-                                                             and a.heads % t == 0]
-    pps = [job.pipeline_parallel] if job.pipeline_parallel else [p for p in _POW2 if p <= a.total_layers]
+    # a stated ZeRO/FSDP sharding means a data-parallel framework: no TP/PP unless stated
+    dp_only = job.sharding is not None
+    tps = (
+        [job.tensor_parallel]
+        if job.tensor_parallel
+        else ([1] if dp_only else [t for t in _POW2 if t <= min(gpus_per_node, n) and a.heads % t == 0])
+    )
+    pps = (
+        [job.pipeline_parallel]
+        if job.pipeline_parallel
+        else ([1] if dp_only else [p for p in _POW2 if p <= a.total_layers])
+    )
     cp = job.context_parallel
     lora = job.method in ("lora", "qlora")
-    combos = sorted(((tp, pp) for tp in tps for pp in pps if n % (tp * pp * cp) == 0),
-                    key=lambda x: (x[0] * x[1], x[1]))
+    combos = sorted(
+        ((tp, pp) for tp in tps for pp in pps if n % (tp * pp * cp) == 0), key=lambda x: (x[0] * x[1], x[1])
+    )
     for tp, pp in combos:
         dp = n // (tp * pp * cp)
         if job.sharding:
@@ -53,14 +66,16 @@ def _layouts(job: Job, a: Architecture, n: int, gpus_per_node: int) -> Iterator[
             yield tp, pp, sh
 
 
-def _fit_layout(job: Job, a: Architecture, m: Machine, tp: int, pp: int, sh: str) -> tuple[Layout, Memory, bool]:
+def _fit_layout(
+    job: Job, a: Architecture, m: Machine, tp: int, pp: int, sh: str
+) -> tuple[Layout, Memory, bool]:
     """The layout with the least recomputation that fits (or the full-recompute one if none does)."""
     cp = job.context_parallel
     dp = m.gpus // (tp * pp * cp)
     sp = job.sequence_parallel if job.sequence_parallel is not None else tp > 1
     ckpts = [job.activation_checkpointing] if job.activation_checkpointing else ["none", "selective", "full"]
     mb = job.micro_batch or 1
-    seq = job.seq_len or 2048
+    seq = default_seq_len(job)
     cap = m.hbm_bytes
     lay = mem = None
     for ck in ckpts:
@@ -94,10 +109,15 @@ def best_train_layout(job: Job, a: Architecture, m: Machine) -> tuple[Layout, Me
     if smallest is None:
         from gpuquote.errors import BadInput
 
-        raise BadInput(f"gpus: {m.gpus} GPUs cannot be split as tensor_parallel x pipeline_parallel x "
-                       f"context_parallel x data parallel for this job", field="gpus")
+        raise BadInput(
+            f"gpus: {m.gpus} GPUs cannot be split as tensor_parallel x pipeline_parallel x "
+            f"context_parallel x data parallel for this job",
+            field="gpus",
+        )
     return smallest[0], smallest[1], None, False
 
 
 def train_fits(job: Job, a: Architecture, m: Machine) -> bool:
-    return any(_fit_layout(job, a, m, tp, pp, sh)[2] for tp, pp, sh in _layouts(job, a, m.gpus, m.gpus_per_node))
+    return any(
+        _fit_layout(job, a, m, tp, pp, sh)[2] for tp, pp, sh in _layouts(job, a, m.gpus, m.gpus_per_node)
+    )

@@ -109,7 +109,9 @@ def check_precision(gpu: GPU, precision: str) -> float:
         raise BadInput(
             f"precision: fp8 needs FP8 tensor cores (NVIDIA Hopper H100/H200, Ada L4/L40S, Blackwell; "
             f"AMD MI300); {gpu.id} ({gpu.architecture}) has none; use bf16 or fp16",
-            field="precision", accepted=["fp32", "tf32", "bf16", "fp16"])
+            field="precision",
+            accepted=["fp32", "tf32", "bf16", "fp16"],
+        )
     if p == "fp32":
         peak = gpu.fp32_tflops
     elif p in ("int8", "int4"):
@@ -120,6 +122,9 @@ def check_precision(gpu: GPU, precision: str) -> float:
             peak = gpu.peak_tflops("fp16") if p == "bf16" else gpu.fp32_tflops
     if not peak:
         have = [q for q in ("fp32", "tf32", "bf16", "fp16", "fp8") if gpu.peak_tflops(q)]
-        raise BadInput(f"precision: {gpu.id} has no {p} throughput in the catalog; accepted: {', '.join(have)}",
-                       field="precision", accepted=have)
+        raise BadInput(
+            f"precision: {gpu.id} has no {p} throughput in the catalog; accepted: {', '.join(have)}",
+            field="precision",
+            accepted=have,
+        )
     return peak * 1e12

@@ -9,7 +9,7 @@ from gpuquote.estimate import comm
 from gpuquote.estimate.compute import efficiency, train_flops_per_token
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.job import Job
-from gpuquote.estimate.memory import lora_params, weight_bytes
+from gpuquote.estimate.memory import default_seq_len, lora_params, weight_bytes
 from gpuquote.estimate.setup import Layout, Machine, check_precision
 from gpuquote.models import Architecture
 
@@ -35,8 +35,15 @@ def micro_batches(job: Job, lay: Layout, seq: int) -> int:
     return max(1, round(gbt / (lay.dp * lay.micro_batch * seq)))
 
 
+def virtual_stages(a: Architecture, pp: int) -> int:
+    """Interleaving depth assumed for pipeline parallelism (Megatron/NeMo practice for large PP)."""
+    if pp <= 1:
+        return 1
+    return max(1, min(K.pipeline_virtual_stages, a.total_layers // pp))
+
+
 def train_perf(job: Job, a: Architecture, m: Machine, lay: Layout) -> TrainPerf:
-    seq = job.seq_len or 2048
+    seq = default_seq_len(job)
     n_micro = micro_batches(job, lay, seq)
     tokens_mb = lay.micro_batch * seq / lay.cp
     hw_dense, hw_attn, model_flops = train_flops_per_token(a, job.method, seq, lay.ckpt, job.flash_attention)
@@ -62,10 +69,12 @@ def train_perf(job: Job, a: Architecture, m: Machine, lay: Layout) -> TrainPerf:
     t_pp_mb = 0.0
     if lay.pp > 1:
         bw = m.group_bw(lay.pp, lay.tp * lay.cp * lay.dp)
-        t_pp_mb = 2 * (tokens_mb * a.hidden * act_b / lay.tp) / bw
+        t_pp_mb = 2 * virtual_stages(a, lay.pp) * (tokens_mb * a.hidden * act_b / lay.tp) / bw
     t_stage = t_mb + t_tp_mb + t_pp_mb
-    t_pipe = (n_micro + lay.pp - 1) * t_stage
-    t_bubble = (lay.pp - 1) * t_stage
+    # interleaved 1F1B (Narayanan et al. 2021): v virtual stages per GPU shrink the bubble v-fold
+    v = virtual_stages(a, lay.pp)
+    t_bubble = (lay.pp - 1) / v * t_stage
+    t_pipe = n_micro * t_stage + t_bubble
 
     # data-parallel traffic
     t_dp = 0.0
@@ -93,8 +102,20 @@ def train_perf(job: Job, a: Architecture, m: Machine, lay: Layout) -> TrainPerf:
     tps = tokens_step / t_step
     prec_peak = check_precision(m.gpu, job.precision)
     mfu = model_flops * tps / (m.gpus * prec_peak) if m.gpus else 0.0
-    parts = {"compute": t_compute + t_bubble, "network": n_micro * (t_tp_mb + t_pp_mb) + t_dp_exposed,
-             "memory": t_opt}
+    parts = {
+        "compute": t_compute + t_bubble,
+        "network": n_micro * (t_tp_mb + t_pp_mb) + t_dp_exposed,
+        "memory": t_opt,
+    }
     bound = max(parts, key=parts.get)  # type: ignore[arg-type]
-    return TrainPerf(tokens_per_s=tps, mfu=mfu, bound=bound, t_compute=t_compute, t_tp=n_micro * t_tp_mb,
-                     t_dp_exposed=t_dp_exposed, t_bubble=t_bubble, t_step=t_step, n_micro=n_micro)
+    return TrainPerf(
+        tokens_per_s=tps,
+        mfu=mfu,
+        bound=bound,
+        t_compute=t_compute,
+        t_tp=n_micro * t_tp_mb,
+        t_dp_exposed=t_dp_exposed,
+        t_bubble=t_bubble,
+        t_step=t_step,
+        n_micro=n_micro,
+    )

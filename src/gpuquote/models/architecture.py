@@ -61,23 +61,37 @@ class Architecture:
         for f in ("layers", "hidden", "heads", "ffn_hidden", "vocab"):
             v = getattr(self, f)
             if not isinstance(v, int) or v <= 0:
-                raise BadInput(f"architecture.{f}: must be a positive integer, got {v!r}", field=f"architecture.{f}")
+                raise BadInput(
+                    f"architecture.{f}: must be a positive integer, got {v!r}", field=f"architecture.{f}"
+                )
         if self.mlp not in MLPS:
-            raise BadInput(f"architecture.mlp: '{self.mlp}' not one of {', '.join(MLPS)}",
-                           field="architecture.mlp", accepted=list(MLPS))
+            raise BadInput(
+                f"architecture.mlp: '{self.mlp}' not one of {', '.join(MLPS)}",
+                field="architecture.mlp",
+                accepted=list(MLPS),
+            )
         if self.attention not in ATTENTIONS:
-            raise BadInput(f"architecture.attention: '{self.attention}' not one of {', '.join(ATTENTIONS)}",
-                           field="architecture.attention", accepted=list(ATTENTIONS))
+            raise BadInput(
+                f"architecture.attention: '{self.attention}' not one of {', '.join(ATTENTIONS)}",
+                field="architecture.attention",
+                accepted=list(ATTENTIONS),
+            )
         if self.norm not in NORMS:
-            raise BadInput(f"architecture.norm: '{self.norm}' not one of {', '.join(NORMS)}",
-                           field="architecture.norm", accepted=list(NORMS))
+            raise BadInput(
+                f"architecture.norm: '{self.norm}' not one of {', '.join(NORMS)}",
+                field="architecture.norm",
+                accepted=list(NORMS),
+            )
         kv = self.kv_heads or self.heads
         if kv <= 0 or self.heads % kv:
-            raise BadInput(f"architecture.kv_heads: {kv} must divide heads ({self.heads})",
-                           field="architecture.kv_heads")
+            raise BadInput(
+                f"architecture.kv_heads: {kv} must divide heads ({self.heads})", field="architecture.kv_heads"
+            )
         if self.experts and not 0 < self.active_experts <= self.experts:
-            raise BadInput(f"architecture.active_experts: must be 1..experts ({self.experts})",
-                           field="architecture.active_experts")
+            raise BadInput(
+                f"architecture.active_experts: must be 1..experts ({self.experts})",
+                field="architecture.active_experts",
+            )
 
     # ---- shape helpers -------------------------------------------------------------------
     @property
@@ -133,7 +147,11 @@ class Architecture:
         h = self.hidden
         if self.attention == "mla":
             q_dim = self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)
-            q = (h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * q_dim) if self.q_lora_rank else h * q_dim
+            q = (
+                (h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * q_dim)
+                if self.q_lora_rank
+                else h * q_dim
+            )
             kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
             kv_b = self.kv_lora_rank * self.heads * (self.qk_nope_head_dim + self.v_head_dim)
             return q + kv_a + kv_b + self.heads * self.v_head_dim * h
@@ -174,7 +192,9 @@ class Architecture:
             moe_active = self.active_experts * expert + self.shared_experts * expert + router
             layer_total = attn + norms + moe_total
             body_total = self.dense_layers * (attn + norms + dense_mlp) + moe_layers * layer_total
-            body_active = self.dense_layers * (attn + norms + dense_mlp) + moe_layers * (attn + norms + moe_active)
+            body_active = self.dense_layers * (attn + norms + dense_mlp) + moe_layers * (
+                attn + norms + moe_active
+            )
             largest_layer = max(layer_total, attn + norms + dense_mlp)
         else:
             dec_layer = attn + norms + dense_mlp
@@ -185,9 +205,16 @@ class Architecture:
             largest_layer = dec_layer + cross
         total = embedding + head + body_total + final_norm
         active = embedding + head + body_active + final_norm
-        return {"total": total, "active": active, "embedding": embedding, "head": head,
-                "body": body_total, "layer": largest_layer, "body_active": body_active,
-                "attn": attn}
+        return {
+            "total": total,
+            "active": active,
+            "embedding": embedding,
+            "head": head,
+            "body": body_total,
+            "layer": largest_layer,
+            "body_active": body_active,
+            "attn": attn,
+        }
 
     @property
     def total_params(self) -> int:
@@ -238,12 +265,17 @@ class Architecture:
         qk = self.q_width
         av = self.attn_out_width
         return 2.0 * self.dec_layers * context * (qk + av) + (
-            2.0 * self.encoder_layers * context * (qk + av) * 2 if self.is_encoder_decoder else 0.0)
+            2.0 * self.encoder_layers * context * (qk + av) * 2 if self.is_encoder_decoder else 0.0
+        )
 
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
-        d.update(total_params=self.total_params, active_params=self.active_params,
-                 embedding_params=self.embedding_params, kv_bytes_per_token_bf16=self.kv_bytes_per_token(2))
+        d.update(
+            total_params=self.total_params,
+            active_params=self.active_params,
+            embedding_params=self.embedding_params,
+            kv_bytes_per_token_bf16=self.kv_bytes_per_token(2),
+        )
         return d
 
 
@@ -253,17 +285,27 @@ ARCH_FIELDS = tuple(f.name for f in fields(Architecture))
 def architecture_from_dict(d: dict, *, name: str = "custom", source: str = "") -> Architecture:
     """Build an Architecture from a YAML mapping; unknown keys are an error naming them."""
     if not isinstance(d, dict):
-        raise BadInput("architecture: must be a mapping of shape fields", field="architecture",
-                       accepted=list(ARCH_FIELDS))
+        raise BadInput(
+            "architecture: must be a mapping of shape fields",
+            field="architecture",
+            accepted=list(ARCH_FIELDS),
+        )
     unknown = sorted(set(d) - set(ARCH_FIELDS))
     if unknown:
-        raise BadInput(f"architecture: unknown field(s) {', '.join(unknown)}; accepted: {', '.join(ARCH_FIELDS)}",
-                       field="architecture", accepted=list(ARCH_FIELDS))
-    missing = [k for k in ("layers", "hidden", "heads", "ffn_hidden", "vocab") if k not in d
-               and not (k == "layers" and "decoder_layers" in d)]
+        raise BadInput(
+            f"architecture: unknown field(s) {', '.join(unknown)}; accepted: {', '.join(ARCH_FIELDS)}",
+            field="architecture",
+            accepted=list(ARCH_FIELDS),
+        )
+    missing = [
+        k
+        for k in ("layers", "hidden", "heads", "ffn_hidden", "vocab")
+        if k not in d and not (k == "layers" and "decoder_layers" in d)
+    ]
     if missing:
-        raise BadInput(f"architecture: missing {', '.join(missing)}", field="architecture",
-                       accepted=list(ARCH_FIELDS))
+        raise BadInput(
+            f"architecture: missing {', '.join(missing)}", field="architecture", accepted=list(ARCH_FIELDS)
+        )
     kw = dict(d)
     if "layers" not in kw:
         kw["layers"] = kw["decoder_layers"]

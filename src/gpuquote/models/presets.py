@@ -42,5 +42,8 @@ def get_model(name: str) -> Architecture:
         return presets[aliases[key]]
     close = difflib.get_close_matches(key, list(aliases), n=4, cutoff=0.5)
     hint = f"closest: {', '.join(close)}" if close else f"accepted: {', '.join(presets)}"
-    raise BadInput(f"model: unknown model '{name}'; {hint} (or give an inline `architecture:`)",
-                   field="model", accepted=close or list(presets))
+    raise BadInput(
+        f"model: unknown model '{name}'; {hint} (or give an inline `architecture:`)",
+        field="model",
+        accepted=close or list(presets),
+    )

@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 
-def estimate_job(job: dict | str | Path, gpu: str | None = None, gpus: int | None = None,
-                 hardware: dict | None = None) -> dict[str, Any]:
+def estimate_job(
+    job: dict | str | Path, gpu: str | None = None, gpus: int | None = None, hardware: dict | None = None
+) -> dict[str, Any]:
     """Estimate a job (a mapping, or a YAML/JSON file path); `gpu`/`gpus` override its hardware."""
     from gpuquote.estimate import estimate, load_job
 
