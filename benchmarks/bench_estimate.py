@@ -8,6 +8,7 @@ and min_gpus run in full) and a warm call (the result cache answers), per job ki
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import sys
 import time
@@ -45,10 +46,8 @@ def bench(job_path: Path, hws: list[Hardware]) -> tuple[float, float, int]:
         except Exception:  # noqa: BLE001 - refusals (e.g. fp8 on A100) are answers too
             pass
         t1 = time.perf_counter()
-        try:
+        with contextlib.suppress(Exception):
             estimate(job, hw)
-        except Exception:  # noqa: BLE001
-            pass
         t2 = time.perf_counter()
         cold.append(t1 - t0)
         warm.append(t2 - t1)
