@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "gpus_cmd",
     "offers_cmd",
     "import_cmd",
+    "estimate_cmd",
 )
 
 for _name in _COMMAND_MODULES:

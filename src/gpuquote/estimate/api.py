@@ -1,0 +1,600 @@
+"""estimate(job, hardware) -> EstimateResult: memory, fit, GPU count, throughput and time.
+
+Results are cached on the (hashable) job and hardware, so the planner can ask for hundreds of
+configurations cheaply; `assumptions` lists every default that was used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from gpuquote.errors import BadInput
+from gpuquote.estimate.compute import efficiency
+from gpuquote.estimate.constants import K
+from gpuquote.estimate.inference import KV_BYTES, InferModel, max_sequences, online, static_batch
+from gpuquote.estimate.job import Hardware, Job, load_job, merge_hardware
+from gpuquote.estimate.memory import (
+    Memory,
+    default_seq_len,
+    infer_workspace_bytes,
+    lora_params,
+)
+from gpuquote.estimate.search import MAX_GPUS, best_train_layout, gpu_counts, train_fits
+from gpuquote.estimate.setup import GIB, Machine, check_precision
+from gpuquote.hardware import GPU, get_gpu
+from gpuquote.models import Architecture
+
+DEFAULT_GPU = "a100-80gb-sxm4"
+
+
+@dataclass
+class EstimateResult:
+    """Everything `gpuquote estimate --json` prints (see to_dict for the contract)."""
+
+    kind: str
+    gpu: str
+    gpus: int
+    memory: Memory
+    fits: bool
+    min_gpus: int | None
+    tokens_per_s: float
+    mfu: float
+    bound: str
+    time_hours: float
+    gpu_hours: float
+    assumptions: list[str]
+    layout: str = ""
+    nodes: int = 1
+    latency: dict | None = None
+    capacity: dict | None = None
+    model: dict = field(default_factory=dict)
+    checkpoint_bytes: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        m = self.memory
+        d: dict[str, Any] = {
+            "kind": self.kind,
+            "gpu": self.gpu,
+            "gpus": self.gpus,
+            "nodes": self.nodes,
+            "layout": self.layout,
+            "memory": {
+                "weights_gib": _r(m.weights / GIB),
+                "gradients_gib": _r(m.gradients / GIB),
+                "optimizer_gib": _r(m.optimizer / GIB),
+                "activations_gib": _r(m.activations / GIB),
+                "kv_cache_gib": _r(m.kv_cache / GIB),
+                "overhead_gib": _r(m.overhead / GIB),
+                "total_per_gpu_gib": _r(m.total / GIB),
+            },
+            "fits": self.fits,
+            "min_gpus": self.min_gpus,
+            "throughput": {
+                "tokens_per_s": _r(self.tokens_per_s),
+                "tokens_per_s_per_gpu": _r(self.tokens_per_s / self.gpus),
+                "mfu": _r(self.mfu, 4),
+                "bound": self.bound,
+            },
+            "time_hours": _r(self.time_hours, 6),
+            "gpu_hours": _r(self.gpu_hours, 6),
+        }
+        if self.latency is not None:
+            d["latency"] = dict(self.latency)
+        if self.capacity is not None:
+            d["capacity"] = dict(self.capacity)
+        if self.checkpoint_bytes is not None:
+            d["checkpoint_gib"] = _r(self.checkpoint_bytes / GIB)
+        d["model"] = dict(self.model)
+        d.update(self.extra)
+        d["assumptions"] = list(self.assumptions)
+        return d
+
+
+def _r(x: float | None, digits: int = 3) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return round(float(x), digits)
+
+
+# ---- machine resolution ---------------------------------------------------------------------------
+def _machine(job: Job, hw: Hardware, gpu: GPU, n: int, notes: list[str]) -> Machine:
+    gpn = hw.gpus_per_node
+    if gpn is None:
+        gpn = 8 if gpu.form_factor in ("sxm", "oam") else min(8, n)
+        if n > 1:
+            notes.append(f"hardware.gpus_per_node = {gpn} (not given)")
+    gpn = max(1, min(gpn, n)) if n < gpn else gpn
+    intra = hw.intra_node
+    if intra in (None, "unknown") or (intra == "none" and n > 1):
+        if gpu.form_factor in ("sxm", "oam", "other"):
+            guess = "nvswitch" if gpn >= 4 else "nvlink"
+        else:
+            guess = "pcie"
+        if n > 1:
+            notes.append(
+                f"hardware.intra_node = {guess} ({'not given' if intra is None else intra}; "
+                f"usual for a {gpu.form_factor.upper()} {gpu.id} node)"
+            )
+        intra = guess
+    inter = hw.inter_node
+    kind = inter.kind if inter else "unknown"
+    gbps = inter.gbps_per_node if inter else None
+    nodes = -(-n // gpn)
+    if gbps is None:
+        if kind in ("ib", "roce", "omnipath") or (kind == "unknown" and gpu.form_factor == "sxm"):
+            gbps = 200.0 * gpn
+            if kind == "unknown":
+                kind = "ib"
+        else:
+            gbps = 100.0
+            if kind == "unknown":
+                kind = "ethernet"
+        if nodes > 1:
+            notes.append(f"hardware.inter_node = {kind} {gbps:.0f} Gb/s per node (not given)")
+    elif kind == "unknown" and nodes > 1:
+        notes.append(
+            f"hardware.inter_node.kind unknown: network efficiency {K.net_efficiency['unknown']} assumed"
+        )
+    return Machine(
+        gpu=gpu,
+        gpus=n,
+        gpus_per_node=gpn,
+        intra_node=intra,
+        inter_kind=kind,
+        inter_gbps=gbps,
+        power_limit_w=hw.power_limit_w,
+    )
+
+
+def _resolve_gpu(hw: Hardware, notes: list[str]) -> GPU:
+    if hw.gpu is None:
+        notes.append(f"hardware.gpu = {DEFAULT_GPU} (not given)")
+        return get_gpu(DEFAULT_GPU)
+    return get_gpu(hw.gpu)
+
+
+def _defaults(job: Job, notes: list[str]) -> None:
+    """Record the job defaults that apply to its kind."""
+
+    def note(name: str, value: Any, why: str = "default") -> None:
+        if not job.is_set(name):
+            notes.append(f"{name} = {value} ({why})")
+
+    if job.kind == "train":
+        note("method", job.method)
+        note("precision", job.precision)
+        if job.method in ("pretrain", "full"):
+            note("optimizer", job.optimizer, "default; mixed-precision AdamW is 16 bytes/param")
+        else:
+            note("lora_rank", job.lora_rank, "default; adapters on all attention and MLP projections")
+        note("seq_len", default_seq_len(job), "default: 2048 for pretraining, 512 for fine-tuning samples")
+        note("micro_batch", job.micro_batch or 1)
+        note("flash_attention", job.flash_attention)
+        if job.global_batch_tokens is None:
+            notes.append("global_batch_tokens not given: no gradient accumulation (one micro-batch per step)")
+    elif job.kind == "infer":
+        note("precision", job.precision)
+        note("prompt_tokens", job.prompt_tokens)
+        note("output_tokens", job.output_tokens)
+        note("gpu_memory_utilization", job.gpu_memory_utilization)
+        if job.kv_cache_precision is None:
+            notes.append(
+                f"kv_cache_precision = {_kv_precision(job)} "
+                "(default: follows the weights; FP8 models keep an FP8 KV cache)"
+            )
+
+
+def _kv_precision(job: Job) -> str:
+    if job.kv_cache_precision:
+        return job.kv_cache_precision
+    if job.precision == "fp8":
+        return "fp8"  # FP8 checkpoints (ModelOpt, vLLM fp8) quantise the KV cache with the weights
+    return "fp32" if job.precision in ("fp32", "tf32") else ("fp16" if job.precision == "fp16" else "bf16")
+
+
+def checkpoint_bytes(job: Job | dict | str) -> float:
+    """Bytes of one training checkpoint: weights + optimizer state (LoRA: the adapters only)."""
+    job = load_job(job)
+    a = job.arch
+    if a is None:
+        return 0.0
+    if job.method in ("lora", "qlora"):
+        return lora_params(a, job.lora_rank) * (2.0 + 12.0)
+    wb = 4.0 if job.precision in ("fp32", "tf32") else 2.0
+    from gpuquote.estimate.memory import OPTIMIZER_STATE_BYTES
+
+    master = 4.0 if wb < 4 else 0.0
+    state = OPTIMIZER_STATE_BYTES[job.optimizer] if job.optimizer != "adafactor" else 0.0
+    return a.total_params * (wb + master + state)
+
+
+# ---- public API -----------------------------------------------------------------------------------
+def estimate(
+    job: Job | dict | str,
+    hardware: Hardware | dict | None = None,
+    *,
+    gpu: str | None = None,
+    gpus: int | None = None,
+) -> EstimateResult:
+    """Estimate a job on hardware (the job's own `hardware:` section, overridden by the arguments)."""
+    j = load_job(job)
+    hw = merge_hardware(j, hardware, gpu=gpu, gpus=gpus)
+    return _estimate(j, hw)
+
+
+@lru_cache(maxsize=8192)
+def _estimate(job: Job, hw: Hardware) -> EstimateResult:
+    notes: list[str] = []
+    _defaults(job, notes)
+    g = _resolve_gpu(hw, notes)
+    if job.kind == "compute":
+        return _compute(job, hw, g, notes)
+    check_precision(g, job.precision)
+    a = job.arch
+    assert a is not None
+    if job.kind == "train":
+        return _train(job, hw, g, a, notes)
+    return _infer(job, hw, g, a, notes)
+
+
+def min_gpus(
+    job: Job | dict | str,
+    gpu_id: str,
+    gpus_per_node: int = 8,
+    intra_node: str | None = None,
+    inter_kind: str | None = None,
+    gbps_per_node: float | None = None,
+) -> int | None:
+    """Smallest GPU count (1, 2, 4, ... then whole nodes, up to 1024) on which the job fits; None if none."""
+    j = load_job(job)
+    hw = Hardware(
+        gpu=gpu_id,
+        gpus_per_node=gpus_per_node,
+        intra_node=intra_node,
+        inter_node={"kind": inter_kind or "unknown", "gbps_per_node": gbps_per_node},
+    )
+    g = get_gpu(gpu_id)
+    check_precision(g, j.precision)
+    return _min_gpus(j, hw, g)
+
+
+@lru_cache(maxsize=4096)
+def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
+    a = job.arch
+    if job.kind == "compute" or a is None:
+        return 1
+    gpn = hw.gpus_per_node or (8 if g.form_factor in ("sxm", "oam") else 8)
+    fixed = (job.tensor_parallel or 1) * (job.pipeline_parallel or 1) * job.context_parallel
+    for n in gpu_counts(gpn, multiple_of=fixed):
+        m = _machine(job, hw.model_copy(update={"gpus": n}), g, n, [])
+        if job.kind == "train":
+            if train_fits(job, a, m):
+                return n
+        elif _infer_fits(job, a, m):
+            return n
+    return None
+
+
+def clear_caches() -> None:
+    _estimate.cache_clear()
+    _min_gpus.cache_clear()
+
+
+# ---- compute jobs ---------------------------------------------------------------------------------
+def _compute(job: Job, hw: Hardware, g: GPU, notes: list[str]) -> EstimateResult:
+    n = hw.gpus or 1
+    if hw.gpus is None:
+        notes.append("hardware.gpus = 1 (not given)")
+    m = _machine(job, hw, g, n, [])
+    peak = check_precision(g, job.precision)
+    if job.efficiency is not None:
+        eff = job.efficiency
+    else:
+        eff = efficiency(m, job.precision)
+        notes.append(
+            f"efficiency = {eff:.2f} (transformer-training rule for {g.id} {job.precision}; "
+            "state `efficiency:` for other workloads)"
+        )
+    rate = n * peak * eff
+    t = job.flops / rate
+    mem = Memory(overhead=K.cuda_context_gib * GIB)
+    return EstimateResult(
+        kind="compute",
+        gpu=g.id,
+        gpus=n,
+        memory=mem,
+        fits=True,
+        min_gpus=1,
+        tokens_per_s=0.0,
+        mfu=eff,
+        bound="compute",
+        time_hours=t / 3600,
+        gpu_hours=t / 3600 * n,
+        assumptions=notes,
+        nodes=m.nodes,
+        extra={"flops_per_s": rate},
+    )
+
+
+# ---- training -------------------------------------------------------------------------------------
+def _train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> EstimateResult:
+    mg = _min_gpus(job, hw, g)
+    if hw.gpus is not None:
+        n = hw.gpus
+    else:
+        if mg is None:
+            raise BadInput(
+                f"gpus: the job fits on no count of {g.id} up to {MAX_GPUS} GPUs; use a larger GPU, "
+                "sharding (zero3/fsdp), offload, LoRA/QLoRA or activation checkpointing",
+                field="gpus",
+            )
+        gpn = hw.gpus_per_node or 8
+        n = mg if mg <= gpn else -(-mg // gpn) * gpn
+        notes.append(f"hardware.gpus = {n} (not given: the smallest count that fits)")
+    m = _machine(job, hw, g, n, notes)
+    lay, mem, perf, fits = best_train_layout(job, a, m)
+    for name, val in (
+        ("tensor_parallel", lay.tp),
+        ("pipeline_parallel", lay.pp),
+        ("sharding", lay.sharding),
+        ("activation_checkpointing", lay.ckpt),
+    ):
+        if not job.is_set(name):
+            notes.append(f"{name} = {val} (chosen: {'fastest layout that fits' if fits else 'least memory'})")
+    if job.tokens is None:
+        tokens = 20.0 * a.total_params if job.method == "pretrain" else 1e8
+        why = (
+            "20 tokens/param (Chinchilla) for pretraining"
+            if job.method == "pretrain"
+            else "100M for fine-tuning"
+        )
+        notes.append(f"tokens = {tokens:.3g} (not given: {why})")
+    else:
+        tokens = job.tokens
+    goodput = job.goodput if job.goodput is not None else K.goodput
+    if job.goodput is None:
+        notes.append(
+            f"goodput = {goodput} (fitted: restarts, evaluation, checkpoint stalls; time and GPU-hours "
+            "are divided by it)"
+        )
+    if perf is None:
+        tps, mfu, bound = 0.0, 0.0, "memory"
+        t_h = math.inf
+    else:
+        tps, mfu, bound = perf.tokens_per_s, perf.mfu, perf.bound
+        t_h = tokens / tps / 3600 / goodput
+    notes.append(f"layout: {lay.describe()}")
+    if hw.nvme_write_gbs is None and job.method in ("pretrain", "full"):
+        notes.append("checkpoint write time not counted (hardware.nvme_write_gbs unknown)")
+    extra: dict[str, Any] = {}
+    if perf is not None:
+        extra["step"] = {
+            "seconds": _r(perf.t_step, 4),
+            "micro_batches": perf.n_micro,
+            "compute_s": _r(perf.t_compute, 4),
+            "tp_comm_s": _r(perf.t_tp, 4),
+            "dp_comm_exposed_s": _r(perf.t_dp_exposed, 4),
+            "bubble_s": _r(perf.t_bubble, 4),
+        }
+    extra["tokens"] = tokens
+    return EstimateResult(
+        kind="train",
+        gpu=g.id,
+        gpus=n,
+        memory=mem,
+        fits=fits,
+        min_gpus=mg,
+        tokens_per_s=tps,
+        mfu=mfu,
+        bound=bound,
+        time_hours=t_h,
+        gpu_hours=t_h * n,
+        assumptions=notes,
+        layout=lay.describe(),
+        nodes=m.nodes,
+        model=_model_info(a),
+        checkpoint_bytes=checkpoint_bytes(job),
+        extra=extra,
+    )
+
+
+def _model_info(a: Architecture) -> dict:
+    return {
+        "name": a.name,
+        "total_params_b": _r(a.total_params / 1e9, 3),
+        "active_params_b": _r(a.active_params / 1e9, 3),
+        "kv_bytes_per_token_bf16": a.kv_bytes_per_token(2.0),
+    }
+
+
+# ---- inference ------------------------------------------------------------------------------------
+def _infer_parallel(job: Job, a: Architecture, m: Machine) -> tuple[int, int]:
+    """TP x PP for one replica: as stated, else the smallest TP (inside a node) whose weights fit."""
+    pp = job.pipeline_parallel or 1
+    if job.tensor_parallel:
+        return job.tensor_parallel, pp
+    kvb = KV_BYTES[_kv_precision(job)]
+    for tp in (1, 2, 4, 8, 16, 32, 64):
+        if tp > m.gpus or a.heads % tp:
+            continue
+        if _infer_memory(job, a, m, tp, pp, kvb, 1)[1]:
+            return tp, pp
+    tp = max(t for t in (1, 2, 4, 8, 16, 32, 64) if t <= m.gpus and a.heads % t == 0)
+    return tp, pp
+
+
+def _infer_memory(
+    job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float, seqs: int | None
+) -> tuple[Memory, bool, float]:
+    """(memory with the KV of `seqs` prompts, fits, KV pool bytes); seqs None = the whole pool."""
+    im_w = InferModel(a, m, job.precision, tp, pp, kvb)
+    act_b = 4.0 if job.precision in ("fp32", "tf32") else 2.0
+    s = seqs if seqs is not None else 256
+    ws = infer_workspace_bytes(a, tp, s * job.samples_per_prompt, job.prompt_tokens, act_b)
+    ctx_over = K.cuda_context_gib * GIB
+    budget = job.gpu_memory_utilization * m.hbm_bytes
+    pool = budget - im_w.weight_bytes - ws - ctx_over
+    per = job.prompt_tokens + job.samples_per_prompt * job.output_tokens
+    kv = max(0.0, pool) if seqs is None else seqs * per * im_w.kv_tok
+    mem = Memory(weights=im_w.weight_bytes, activations=ws, kv_cache=kv, overhead=ctx_over)
+    fits = mem.total <= m.hbm_bytes and pool >= per * im_w.kv_tok
+    return mem, fits, max(0.0, pool)
+
+
+def _infer_fits(job: Job, a: Architecture, m: Machine) -> bool:
+    tp, pp = _infer_parallel(job, a, m)
+    if tp * pp > m.gpus:
+        return False
+    kvb = KV_BYTES[_kv_precision(job)]
+    b = job.batch if isinstance(job.batch, int) else 1
+    if not _infer_memory(job, a, m, tp, pp, kvb, b if job.requests_per_s is None else 1)[1]:
+        return False
+    if job.requests_per_s is not None:
+        im = InferModel(a, m, job.precision, tp, pp, kvb)
+        replicas = m.gpus // (tp * pp)
+        pool = _infer_memory(job, a, m, tp, pp, kvb, None)[2]
+        cap = max(
+            1, max_sequences(pool / im.kv_tok, job.prompt_tokens, job.output_tokens, job.samples_per_prompt)
+        )
+        perf = online(
+            im,
+            job.requests_per_s / replicas,
+            job.prompt_tokens,
+            job.output_tokens,
+            job.samples_per_prompt,
+            cap * job.samples_per_prompt,
+        )
+        if (
+            perf.tokens_per_s * replicas
+            < 0.999 * job.requests_per_s * job.output_tokens * job.samples_per_prompt
+        ):
+            return False
+        if job.max_ttft_ms and perf.ttft_s * 1e3 > job.max_ttft_ms:
+            return False
+        if job.max_tpot_ms and perf.tpot_s * 1e3 > job.max_tpot_ms:
+            return False
+    return True
+
+
+def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> EstimateResult:
+    mg = _min_gpus(job, hw, g)
+    if hw.gpus is not None:
+        n = hw.gpus
+    else:
+        if mg is None:
+            raise BadInput(f"gpus: the job fits on no count of {g.id} up to {MAX_GPUS} GPUs", field="gpus")
+        n = mg
+        notes.append(
+            f"hardware.gpus = {n} (not given: the smallest count that fits"
+            + (" and serves requests_per_s)" if job.requests_per_s else ")")
+        )
+    m = _machine(job, hw, g, n, notes)
+    tp, pp = _infer_parallel(job, a, m)
+    if not job.is_set("tensor_parallel"):
+        notes.append(f"tensor_parallel = {tp} (chosen: smallest that holds the weights)")
+    if tp * pp > n:
+        raise BadInput(
+            f"gpus: tensor_parallel x pipeline_parallel = {tp * pp} exceeds gpus = {n}", field="gpus"
+        )
+    replicas = n // (tp * pp)
+    kv_prec = _kv_precision(job)
+    kvb = KV_BYTES[kv_prec]
+    im = InferModel(a, m, job.precision, tp, pp, kvb)
+    pool_mem, _, pool = _infer_memory(job, a, m, tp, pp, kvb, None)
+    max_kv_tokens = int(pool // im.kv_tok) if im.kv_tok else 0
+    cap_seqs = max_sequences(max_kv_tokens, job.prompt_tokens, job.output_tokens, job.samples_per_prompt)
+    if job.max_model_len and job.max_model_len < job.prompt_tokens + job.output_tokens:
+        raise BadInput(
+            f"max_model_len: {job.max_model_len} is below prompt_tokens + output_tokens "
+            f"({job.prompt_tokens + job.output_tokens})",
+            field="max_model_len",
+        )
+    samples = job.samples_per_prompt
+    batch = job.batch
+    if batch is None and job.requests_per_s is None:
+        batch = "max" if job.total_requests else 1
+        notes.append(
+            f"batch = {batch} (not given: "
+            + ("offline run fills the KV cache)" if batch == "max" else "one request at a time)")
+        )
+    if job.requests_per_s is not None and batch is None:
+        perf = online(
+            im,
+            job.requests_per_s / replicas,
+            job.prompt_tokens,
+            job.output_tokens,
+            samples,
+            max(1, cap_seqs) * samples,
+        )
+        prompts = max(1, math.ceil(perf.seqs / samples))
+        mode = "online"
+    else:
+        per_replica = max(1, math.ceil(int(batch) / replicas)) if batch != "max" else 0  # type: ignore[arg-type]
+        prompts = max(1, cap_seqs) if batch == "max" else per_replica
+        perf = static_batch(im, prompts, samples, job.prompt_tokens, job.output_tokens)
+        mode = "static"
+    mem, fits, _ = _infer_memory(job, a, m, tp, pp, kvb, None if batch == "max" else prompts)
+    if batch == "max":
+        fits = cap_seqs >= 1
+    tps = perf.tokens_per_s * replicas
+    if job.total_requests:
+        t_h = job.total_requests * samples * job.output_tokens / tps / 3600 if tps else math.inf
+    elif mode == "online":
+        t_h = 1.0
+        notes.append("time_hours = 1 hour of serving at requests_per_s (total_requests not given)")
+    else:
+        t_h = prompts * replicas * samples * job.output_tokens / tps / 3600 if tps else math.inf
+    peak = check_precision(g, job.precision)
+    mfu = (
+        2.0
+        * a.matmul_params_active
+        * tps
+        * (1 + job.prompt_tokens / job.output_tokens / samples)
+        / (n * peak)
+    )
+    if (
+        job.requests_per_s is not None
+        and perf.tokens_per_s * replicas < 0.999 * job.requests_per_s * job.output_tokens * samples
+    ):
+        notes.append(
+            f"saturated: {n} GPUs serve {tps / job.output_tokens / samples:.3g} of the "
+            f"{job.requests_per_s:g} requests/s"
+        )
+    notes.append(f"layout: TP{tp} PP{pp} x {replicas} replica(s); KV cache {kv_prec}")
+    if hw.cpu_cores_per_gpu is None and n > 0 and mode == "online":
+        notes.append("hardware.cpu_cores_per_gpu unknown: tokenisation/scheduling assumed not limiting")
+    return EstimateResult(
+        kind="infer",
+        gpu=g.id,
+        gpus=n,
+        memory=mem,
+        fits=fits and tp * pp <= n,
+        min_gpus=mg,
+        tokens_per_s=tps,
+        mfu=mfu,
+        bound=perf.bound,
+        time_hours=t_h,
+        gpu_hours=t_h * n,
+        assumptions=notes,
+        layout=f"TP{tp} PP{pp} x{replicas}",
+        nodes=m.nodes,
+        model=_model_info(a),
+        latency={"ttft_ms": _r(perf.ttft_s * 1e3), "tpot_ms": _r(perf.tpot_s * 1e3)},
+        capacity={
+            "max_kv_tokens": max_kv_tokens,
+            "max_batch": cap_seqs,
+            "concurrent_sequences": _r(perf.seqs * replicas, 1),
+        },
+        extra={
+            "mode": mode,
+            "replicas": replicas,
+            "requests_per_s": _r(tps / job.output_tokens / samples, 4),
+        },
+    )
+
+
+__all__ = ["EstimateResult", "checkpoint_bytes", "clear_caches", "estimate", "min_gpus", "replace"]

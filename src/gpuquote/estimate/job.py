@@ -1,0 +1,230 @@
+"""The Job and Hardware inputs of DESIGN.md section 3, validated once and then hashable.
+
+Validation errors become one-line BadInput messages naming the field and the accepted values.
+Defaults that the caller did not set are reported back in `assumptions` (see `defaults_used`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from gpuquote.errors import BadInput
+from gpuquote.hardware.interconnect import INTER_NODE_KINDS, INTRA_NODE
+from gpuquote.models import Architecture, architecture_from_dict, get_model
+
+Kind = Literal["train", "infer", "compute"]
+Method = Literal["pretrain", "full", "lora", "qlora"]
+Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp64"]
+Optimizer = Literal["adamw", "adamw-8bit", "sgd", "adafactor", "lion"]
+Sharding = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
+Checkpointing = Literal["none", "selective", "full"]
+Offload = Literal["none", "optimizer", "parameters"]
+KVPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+IntraNode = Literal["nvswitch", "nvlink", "pcie", "none", "unknown"]
+InterKind = Literal["ib", "roce", "ethernet", "omnipath", "none", "unknown"]
+
+assert set(IntraNode.__args__) == set(INTRA_NODE) and set(InterKind.__args__) == set(INTER_NODE_KINDS)  # type: ignore[attr-defined]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+class InterNode(BaseModel):
+    model_config = _FROZEN
+    kind: InterKind = "unknown"
+    gbps_per_node: float | None = Field(default=None, gt=0, le=100_000)
+
+
+class Hardware(BaseModel):
+    """Where a job runs: GPU SKU, count, node shape and links (an offer's facts)."""
+
+    model_config = _FROZEN
+    gpu: str | None = None
+    gpus: int | None = Field(default=None, ge=1, le=1_000_000)
+    gpus_per_node: int | None = Field(default=None, ge=1, le=72)
+    intra_node: IntraNode | None = None
+    inter_node: InterNode | None = None
+    power_limit_w: float | None = Field(default=None, gt=0, le=5000)
+    cpu_cores_per_gpu: float | None = Field(default=None, gt=0, le=1024)
+    nvme_write_gbs: float | None = Field(default=None, gt=0, le=1000)
+
+
+class DataSpec(BaseModel):
+    model_config = _FROZEN
+    dataset_gb: float | None = Field(default=None, ge=0)
+    egress_gb: float | None = Field(default=None, ge=0)
+    checkpoints_kept: int | None = Field(default=None, ge=0, le=10_000)
+
+
+class Job(BaseModel):
+    """What to run. `arch` is the resolved Architecture (preset or inline)."""
+
+    model_config = _FROZEN
+    kind: Kind = "train"
+    model: str | None = None
+    arch: Architecture | None = Field(default=None, exclude=True)
+    method: Method = "full"
+    precision: Precision = "bf16"
+    optimizer: Optimizer = "adamw"
+    sharding: Sharding | None = None
+    tensor_parallel: int | None = Field(default=None, ge=1, le=1024)
+    pipeline_parallel: int | None = Field(default=None, ge=1, le=1024)
+    context_parallel: int = Field(default=1, ge=1, le=1024)
+    sequence_parallel: bool | None = None
+    seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
+    micro_batch: int | None = Field(default=None, ge=1, le=65_536)
+    global_batch_tokens: float | None = Field(default=None, gt=0, le=1e10)
+    activation_checkpointing: Checkpointing | None = None
+    flash_attention: bool = True
+    offload: Offload = "none"
+    optimizer_in_backward: bool = False
+    lora_rank: int = Field(default=16, ge=1, le=65_536)
+    tokens: float | None = Field(default=None, gt=0, le=1e16)
+    goodput: float | None = Field(default=None, gt=0, le=1)
+    data: DataSpec | None = None
+    # inference
+    prompt_tokens: int = Field(default=512, ge=1, le=10_000_000)
+    output_tokens: int = Field(default=256, ge=1, le=10_000_000)
+    batch: int | Literal["max"] | None = None
+    samples_per_prompt: int = Field(default=1, ge=1, le=100_000)
+    requests_per_s: float | None = Field(default=None, gt=0, le=1e7)
+    total_requests: float | None = Field(default=None, gt=0, le=1e13)
+    max_ttft_ms: float | None = Field(default=None, gt=0)
+    max_tpot_ms: float | None = Field(default=None, gt=0)
+    max_model_len: int | None = Field(default=None, ge=1, le=10_000_000)
+    gpu_memory_utilization: float = Field(default=0.9, gt=0.05, le=1.0)
+    kv_cache_precision: KVPrecision | None = None
+    # compute
+    flops: float | None = Field(default=None, gt=0, le=1e32)
+    efficiency: float | None = Field(default=None, gt=0, le=1)
+    hardware: Hardware | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_arch(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            return v
+        v = dict(v)
+        arch = v.pop("architecture", None)
+        if v.get("arch") is not None:
+            return v
+        if arch is not None:
+            if isinstance(arch, Architecture):
+                v["arch"] = arch
+            else:
+                v["arch"] = architecture_from_dict(arch, name=str(v.get("model") or "custom"))
+        elif v.get("model") is not None:
+            v["arch"] = get_model(str(v["model"]))
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> Job:
+        if self.kind in ("train", "infer") and self.arch is None:
+            raise BadInput(
+                "model: a train/infer job needs `model:` (a preset id) or `architecture:`", field="model"
+            )
+        if self.kind == "compute" and self.flops is None:
+            raise BadInput(
+                "flops: a compute job needs `flops:` (total FLOPs) and `precision:`", field="flops"
+            )
+        if self.kind == "train" and self.precision in ("int8", "int4"):
+            raise BadInput(
+                f"precision: {self.precision} is for inference weights; training accepts "
+                "fp32, tf32, bf16, fp16, fp8",
+                field="precision",
+                accepted=["fp32", "tf32", "bf16", "fp16", "fp8"],
+            )
+        if self.arch is not None:
+            for f in ("tensor_parallel",):
+                tp = getattr(self, f)
+                if tp and self.arch.heads % tp:
+                    raise BadInput(
+                        f"{f}: {tp} does not divide the {self.arch.heads} attention heads; accepted: "
+                        + ", ".join(str(d) for d in _divisors(self.arch.heads)),
+                        field=f,
+                        accepted=[str(d) for d in _divisors(self.arch.heads)],
+                    )
+        return self
+
+    # ---- helpers ----------------------------------------------------------------------------
+    def is_set(self, name: str) -> bool:
+        return name in self.model_fields_set
+
+    def cache_key(self) -> tuple:
+        return (self.model_dump_json(), self.arch)
+
+    def __hash__(self) -> int:  # pydantic's frozen hash covers fields incl. arch
+        return hash(self.cache_key())
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _one_line(e: ValidationError) -> BadInput:
+    err = e.errors()[0]
+    loc = ".".join(str(x) for x in err["loc"] if not isinstance(x, int)) or "job"
+    loc = loc.replace("function-after[_check(), Job]", "").strip(".") or "job"
+    ctx = err.get("ctx") or {}
+    accepted = None
+    if "expected" in ctx:
+        accepted = [
+            a.strip(" '") for a in str(ctx["expected"]).replace(" or ", ",").split(",") if a.strip(" '")
+        ]
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        fields = [*Job.model_fields.keys(), "architecture"]
+        fields.remove("arch")
+        return BadInput(f"{loc}: unknown field; accepted: {', '.join(fields)}", field=loc, accepted=fields)
+    if "literal" in err["type"] and accepted:
+        msg = f"got {err.get('input')!r}; accepted: {', '.join(accepted)}"
+    elif "input" in err and err["type"] not in ("missing",):
+        msg = f"{msg} (got {err['input']!r})"
+    return BadInput(f"{loc}: {msg}", field=loc, accepted=accepted)
+
+
+def load_job(src: str | Path | dict | Job, **overrides: Any) -> Job:
+    """A Job from a YAML/JSON file path, a mapping, or a Job; `overrides` replace top-level fields."""
+    if isinstance(src, Job) and not overrides:
+        return src
+    if isinstance(src, Job):
+        data: dict = src.model_dump(exclude_unset=True)
+        data["arch"] = src.arch
+    elif isinstance(src, dict):
+        data = dict(src)
+    else:
+        p = Path(src)
+        if not p.exists():
+            raise BadInput(f"job: file not found: {p}", field="job")
+        import yaml
+
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except yaml.YAMLError as e:
+            raise BadInput(
+                f"job: not valid YAML/JSON: {' '.join(str(e).split())[:160]}", field="job"
+            ) from None
+        if not isinstance(data, dict):
+            raise BadInput("job: the file must hold a mapping of job fields", field="job")
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Job.model_validate(data)
+    except ValidationError as e:
+        raise _one_line(e) from None
+
+
+def merge_hardware(job: Job, hardware: Hardware | dict | None = None, **flags: Any) -> Hardware:
+    """The job's `hardware:` section, overridden by an explicit Hardware and then by CLI flags."""
+    base = job.hardware.model_dump(exclude_unset=True) if job.hardware else {}
+    if isinstance(hardware, Hardware):
+        base.update(hardware.model_dump(exclude_unset=True))
+    elif isinstance(hardware, dict):
+        base.update(hardware)
+    base.update({k: v for k, v in flags.items() if v is not None})
+    try:
+        return Hardware.model_validate(base)
+    except ValidationError as e:
+        err = _one_line(e)
+        raise BadInput(f"hardware.{err}", field=f"hardware.{err.field}", accepted=err.accepted) from None
