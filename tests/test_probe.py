@@ -219,6 +219,13 @@ def test_quantity_below_quote_differs():
     assert [items[n]["status"] for n in (6, 7, 8, 9)] == ["differs"] * 4
 
 
+def test_ib_quote_on_a_machine_without_rdma_differs():
+    q = load_quote(QUOTES, "hgx-a100-80-sxm-8x")
+    assert by_item(compare(q, inventory(NOGPU)))[9]["status"] == "differs"  # 10 GbE only
+    vm = by_item(compare(q, inventory(MIG)))[9]  # no RDMA device, NIC without speed: still a difference
+    assert vm["status"] == "differs" and "RDMA" in vm["note"]
+
+
 # --- the real CLI ----------------------------------------------------------------------------------------------
 
 def test_cli_recorded_json_verdict_and_exit_code(cli):

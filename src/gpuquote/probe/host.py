@@ -239,11 +239,10 @@ def network_info(root: str | Path = "/") -> dict:
         kind, gbps = "roce", sum(p["gbps"] for p in roce_ports)
     elif eth:
         kind, gbps = "ethernet", sum(n["gbps"] for n in eth)
-    elif nics or ports:
-        kind, gbps = "unknown", None  # a VM NIC often reports no speed
     else:
-        kind, gbps = "unknown", None
+        kind, gbps = "unknown", None  # a VM NIC often reports no speed
     return {"kind": kind, "gbps_per_node": gbps, "nics": nics, "rdma_ports": ports,
+            "rdma_readable": (root / "sys/class").is_dir(),
             "source": "/sys/class/net, /sys/class/infiniband"}
 
 

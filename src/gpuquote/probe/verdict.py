@@ -285,6 +285,8 @@ def _check_network(q: dict, inv: dict) -> dict:
     kind = str(qn["kind"]).lower()
     if kind == "none":
         return _item(9, "confirmed", qn, found, "the quote promises no inter-node network")
+    if kind in ("ib", "roce") and net.get("rdma_readable") and not net.get("rdma_ports"):
+        return _item(9, "differs", qn, found, f"{kind} quoted, but this machine has no RDMA device")
     if found["kind"] in (None, "unknown"):
         return _item(9, "unverifiable", qn, found, "no NIC reports a link speed (common in VMs)")
     if kind != found["kind"]:
