@@ -49,12 +49,12 @@ def synthetic_store(path: Path, n: int) -> None:
     rnd = random.Random(42)
     now = datetime.now(UTC).isoformat()
     con = sqlite3.connect(path)
-    con.execute("INSERT INTO snapshots (id, source, status, fetched_at, imported_at, offers_count, repaired, skipped)"
-                " VALUES (1, 'synthetic', 'good', ?, ?, ?, 0, 0)", (now, now, n))
+    con.execute("INSERT INTO snapshots (id, source, status, fetched_at, imported_at, offers_count, repaired,"
+                " skipped) VALUES (1, 'synthetic', 'good', ?, ?, ?, 0, 0)", (now, now, n))
     con.execute("INSERT INTO current (source, snapshot_id) VALUES ('synthetic', 1)")
-    cols = ("snapshot_id, is_current, offer_id, provider, region, sku, gpu_id, gpu_count, gpu_exclusive, form_factor, intra_node,"
-            " inter_node_kind, price_amount, price_currency, price_per, spot, covers, extras, source, fetched_at,"
-            " usd_per_gpu_hour, usd_per_node_hour, notes")
+    cols = ("snapshot_id, is_current, offer_id, provider, region, sku, gpu_id, gpu_count, gpu_exclusive, form_factor,"
+            " intra_node, inter_node_kind, price_amount, price_currency, price_per, spot, covers, extras, source,"
+            " fetched_at, usd_per_gpu_hour, usd_per_node_hour, notes")
 
     def rows():
         for i in range(n):

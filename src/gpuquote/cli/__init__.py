@@ -30,6 +30,7 @@ _COMMAND_MODULES = (
     "offers_cmd",
     "import_cmd",
     "estimate_cmd",
+    "probe_cmd",
 )
 
 for _name in _COMMAND_MODULES:

@@ -48,7 +48,8 @@ def register(app: typer.Typer) -> None:
         c = console()
         res = data["resolved"]
         if res["kind"] == "family":
-            c.print(f"[bold]{res['id']}[/] is a family: {', '.join(res['members'])}; unknown: {', '.join(res['unknown'])}")
+            c.print(f"[bold]{res['id']}[/] is a family: {', '.join(res['members'])}; "
+                    f"unknown: {', '.join(res['unknown'])}")
         for g in data["gpus"]:
             c.print(f"[bold]{g['id']}[/]  ({g['vendor']} {g['architecture']}, {g['form_factor_detail']})")
             for k, v in g.items():

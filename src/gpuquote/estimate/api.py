@@ -110,10 +110,7 @@ def _machine(job: Job, hw: Hardware, gpu: GPU, n: int, notes: list[str]) -> Mach
     gpn = max(1, min(gpn, n)) if n < gpn else gpn
     intra = hw.intra_node
     if intra in (None, "unknown") or (intra == "none" and n > 1):
-        if gpu.form_factor in ("sxm", "oam", "other"):
-            guess = "nvswitch" if gpn >= 4 else "nvlink"
-        else:
-            guess = "pcie"
+        guess = ("nvswitch" if gpn >= 4 else "nvlink") if gpu.form_factor in ("sxm", "oam", "other") else "pcie"
         if n > 1:
             notes.append(
                 f"hardware.intra_node = {guess} ({'not given' if intra is None else intra}; "

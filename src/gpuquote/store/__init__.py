@@ -23,7 +23,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "SORT_COLUMNS", "distinct_providers", "ImportResult", "OfferFilter", "Reader", "copy_store", "embedded_reader", "freshness",
+    "SORT_COLUMNS", "distinct_providers", "ImportResult", "OfferFilter", "Reader", "copy_store", "embedded_reader",
+    "freshness",
     "import_offers", "list_snapshots", "migrate", "open_reader", "query_offers", "raw_responses", "read_engine",
     "row_to_dict", "write_engine",
 ]

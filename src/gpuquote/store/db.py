@@ -137,7 +137,8 @@ def write_engine(url: str | None = None, seed: bool = True) -> Engine:
                     shutil.copyfile(EMBEDDED_SNAPSHOT, tmp)
                     tmp.replace(path)  # atomic: a crash leaves no half-written store
             except OSError as e:
-                raise StoreError(f"store: cannot create database at {path}: {e.strerror}", field="GPUQUOTE_DB") from None
+                raise StoreError(f"store: cannot create database at {path}: {e.strerror}",
+                                 field="GPUQUOTE_DB") from None
         elif not _writable(path):
             raise StoreError(f"store: database {path} is not writable", field="GPUQUOTE_DB")
         eng = _engine(url)
