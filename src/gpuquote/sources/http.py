@@ -59,6 +59,40 @@ class Http:
     def post(self, url: str, **kw) -> httpx.Response:
         return self.request("POST", url, **kw)
 
+    def get_lines(self, url: str, keep: Callable[[str], bool], head: int = 0, **kw) -> bytes:
+        """Stream a large text body, keeping the first `head` lines and those `keep` accepts.
+
+        Retries cover the request up to the status line; a body cut off midway raises FetchError.
+        """
+        host = urlsplit(url).netloc or url
+        for attempt in range(self.retries + 1):
+            try:
+                with self.client.stream("GET", url, **kw) as resp:
+                    if resp.status_code in RETRY_STATUS and attempt < self.retries:
+                        self.sleep(min(_retry_after(resp) or BACKOFF_S * 2 ** attempt, MAX_RETRY_AFTER_S))
+                        continue
+                    if resp.status_code >= 400:
+                        raise FetchError(f"{self.source}: {host} answered HTTP {resp.status_code} for "
+                                         f"{safe_url(url)}", field="source")
+                    out: list[str] = []
+                    for i, line in enumerate(resp.iter_lines()):
+                        if i < head or keep(line):
+                            out.append(line)
+                    self.urls.append(safe_url(url))
+                    if self.on_request:
+                        self.on_request(safe_url(url))
+                    return ("\n".join(out) + "\n").encode("utf-8")
+            except httpx.ConnectError as e:
+                if attempt >= 1:
+                    raise FetchError(f"{self.source}: cannot reach {host} (offline, DNS failure or firewall?): "
+                                     f"{_reason(e)}", field="source") from None
+            except (httpx.TimeoutException, httpx.TransportError) as e:
+                if attempt >= self.retries:
+                    raise FetchError(f"{self.source}: reading {safe_url(url)} failed: {_reason(e)}",
+                                     field="source") from None
+            self.sleep(min(BACKOFF_S * 2 ** attempt, MAX_RETRY_AFTER_S))
+        raise FetchError(f"{self.source}: {host} kept failing (after {self.retries + 1} attempts)", field="source")
+
     def request(self, method: str, url: str, *, auth_hint: str | None = None, **kw) -> httpx.Response:
         host = urlsplit(url).netloc or url
         last = ""
