@@ -96,7 +96,8 @@ def read_raw(path: Path, source: str) -> tuple[list[Raw], datetime]:
             import gzip
 
             body = gzip.decompress(body)
-        name = f.relative_to(path).as_posix() if path.is_dir() else f.name
+        # a lone file keeps its folder name: SkyPilot's <cloud>/vms.csv says the cloud that way
+        name = f.relative_to(path).as_posix() if path.is_dir() else f"{f.parent.name}/{f.name}".lstrip("/")
         raw.append((name, _CTYPES.get(f.suffix.lower(), "application/octet-stream"), body))
     mtime = max(f.stat().st_mtime for f in files)
     return raw, datetime.fromtimestamp(mtime, UTC)
