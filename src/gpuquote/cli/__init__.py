@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "import_cmd",
     "estimate_cmd",
     "probe_cmd",
+    "refresh_cmd",
 )
 
 for _name in _COMMAND_MODULES:

@@ -44,7 +44,7 @@ def _now() -> str:
 def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired: int = 0, skipped: int = 0,
                   skip_reasons: dict[str, int] | None = None, provenance: dict | None = None,
                   raw: list[tuple[str, str, bytes]] | None = None, check: bool = True,
-                  fetched_at: datetime | None = None) -> ImportResult:
+                  fetched_at: datetime | None = None, checks: integrity.Checks | None = None) -> ImportResult:
     """Store one snapshot of `source`; it becomes current only if it passes the integrity checks."""
     from gpuquote.store.rows import offer_to_row
 
@@ -64,9 +64,10 @@ def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired:
             old = []
             if cur:
                 old = [dict(r._mapping) for r in c.execute(
-                    select(schema.offers.c.gpu_id, schema.offers.c.usd_per_gpu_hour, schema.offers.c.spot)
+                    select(schema.offers.c.gpu_id, schema.offers.c.usd_per_gpu_hour, schema.offers.c.spot,
+                           schema.offers.c.offer_id)
                     .where(schema.offers.c.snapshot_id == cur[0]))]
-            reasons = integrity.check(rows, old)
+            reasons = integrity.check(rows, old, checks or integrity.DEFAULT)
         for i in range(0, len(rows), 5000):
             c.execute(schema.offers.insert(), rows[i:i + 5000])
         for name, ctype, blob in raw or []:

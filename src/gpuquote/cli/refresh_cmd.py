@@ -1,0 +1,176 @@
+"""`gpuquote refresh`, `history`, `reparse`, `snapshots`, `sources`: live prices and their history."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from gpuquote.cli.common import console, fmt_num, print_json
+from gpuquote.i18n import t
+
+
+def _problems(results: list[dict]) -> int:
+    """One stderr line per failed or refused source; exit code 2 if any, else 0."""
+    bad = 0
+    for r in results:
+        if r.get("status") == "error":
+            print(f"{t('error.prefix')}: {r['error']}", file=sys.stderr)
+            bad += 1
+        elif r.get("status") in ("refused", "partial"):
+            print(t("refresh.refused", source=r["source"], reasons="; ".join(r.get("reasons") or [])),
+                  file=sys.stderr)
+            bad += 1
+    return 2 if bad else 0
+
+
+def print_results(results: list[dict]) -> None:
+    from rich.table import Table
+
+    tbl = Table(title=t("refresh.title"))
+    for col in ("source", "status", "snapshot", "imported", "skipped", "why"):
+        tbl.add_column(t(f"refresh.col.{col}"), justify="right" if col in ("snapshot", "imported", "skipped")
+                       else "left", overflow="fold")
+    for r in results:
+        why = r.get("error") or "; ".join(r.get("reasons") or [])
+        if not why and r.get("skip_reasons"):
+            top = list(r["skip_reasons"].items())[:3]
+            why = ", ".join(f"{k} ({v})" for k, v in top)
+        tbl.add_row(r["source"], r["status"], fmt_num(r.get("snapshot_id"), 0, "-"), fmt_num(r.get("imported"), 0, "-"),
+                    fmt_num(r.get("skipped"), 0, "-"), why)
+    console().print(tbl)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("refresh")
+    def refresh(
+        source: list[str] = typer.Option(None, "--source", "-s", help="Source to refresh (repeatable); default: all "
+                                         "(those needing a missing API key are skipped)."),
+        from_archive: bool = typer.Option(False, "--from-archive", help="Re-parse the latest archived raw response "
+                                          "instead of fetching."),
+        force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
+        as_json: bool = typer.Option(False, "--json", help="JSON output."),
+    ) -> None:
+        """Pull live offers: one transaction per source, every snapshot kept, raw responses archived."""
+        from gpuquote.service.refresh import refresh as do_refresh
+
+        if as_json or not sys.stderr.isatty():
+            results = do_refresh(source or None, from_archive=from_archive, force=force)
+        else:
+            results = _with_progress(source or None, from_archive, force)
+        if as_json:
+            print_json({"results": results})
+        else:
+            print_results(results)
+        raise typer.Exit(_problems(results))
+
+    @app.command("reparse")
+    def reparse(snapshot_id: int = typer.Argument(..., help="Snapshot id (see `gpuquote snapshots`)."),
+                force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
+                as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+        """Re-run the parser on a snapshot's archived raw responses; stores a new snapshot."""
+        from gpuquote.service.refresh import reparse as do_reparse
+
+        res = do_reparse(snapshot_id, force=force)
+        if as_json:
+            print_json(res)
+        else:
+            print_results(res["results"])
+        raise typer.Exit(_problems(res["results"]))
+
+    @app.command("history")
+    def history(gpu: str = typer.Option(..., "--gpu", help="GPU id or alias; a family covers its SKUs."),
+                provider: list[str] = typer.Option(None, "--provider", "-p", help="Provider(s), repeatable."),
+                since: str = typer.Option(None, "--since", help="YYYY-MM-DD, or Nd for the last N days."),
+                spot: bool = typer.Option(False, "--spot", help="Spot/interruptible prices instead of on-demand."),
+                as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+        """Price over time: min / median / max USD per GPU-hour per day and provider."""
+        from gpuquote.service.refresh import history as do_history
+
+        data = do_history(gpu, provider or None, since, spot)
+        if as_json:
+            print_json(data)
+            return
+        from rich.table import Table
+
+        if not data["series"]:
+            console().print(t("history.none", gpu=data["gpu"]["id"]))
+            return
+        tbl = Table(title=t("history.title", gpu=data["gpu"]["id"], kind=t("history.spot" if spot else
+                                                                           "history.ondemand")))
+        for col in ("day", "provider", "min", "median", "max", "offers", "snapshots"):
+            tbl.add_column(t(f"history.col.{col}"), justify="left" if col in ("day", "provider") else "right")
+        for r in data["series"]:
+            tbl.add_row(r["day"], r["provider"], fmt_num(r["min_usd_per_gpu_hour"], 3),
+                        fmt_num(r["median_usd_per_gpu_hour"], 3), fmt_num(r["max_usd_per_gpu_hour"], 3),
+                        str(r["offers"]), str(r["snapshots"]))
+        console().print(tbl)
+
+    @app.command("snapshots")
+    def snapshots(source: str = typer.Option(None, "--source", "-s", help="Only this source."),
+                  limit: int = typer.Option(50, "--limit", min=1, help="Newest N."),
+                  as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+        """Stored snapshots (newest first): status, refusal reason, whether current, freshness."""
+        from gpuquote.service.refresh import snapshots as do_snapshots
+
+        data = do_snapshots(source, limit)
+        if as_json:
+            print_json(data)
+            return
+        from rich.table import Table
+
+        tbl = Table(title=t("snapshots.title"))
+        for col in ("id", "source", "status", "current", "fetched", "freshness", "offers", "reason"):
+            tbl.add_column(t(f"snapshots.col.{col}"), overflow="fold")
+        for s in data["snapshots"]:
+            tbl.add_row(str(s["id"]), s["source"], s["status"], "*" if s["current"] else "", s["fetched_at"][:19],
+                        s["freshness"], str(s["offers"]), s["reason"] or "")
+        console().print(tbl)
+
+    @app.command("sources")
+    def sources(as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+        """Registered live sources: endpoint, API key variable (set or not), current snapshot and its age."""
+        from gpuquote.service.refresh import sources_status
+
+        data = sources_status()
+        if as_json:
+            print_json(data)
+            return
+        from rich.table import Table
+
+        tbl = Table(title=t("sources.title"))
+        for col in ("name", "key", "current", "freshness", "endpoint"):
+            tbl.add_column(t(f"sources.col.{col}"), overflow="fold")
+        for s in data["sources"]:
+            key = "-" if not s["auth_env"] else (t("sources.key_set") if s["key_present"] else
+                                                  t("sources.key_missing", env=s["auth_env"][0]))
+            cur = s["current"]
+            tbl.add_row(s["name"], key, ", ".join(f"{c['source']}#{c['snapshot_id']}" for c in cur) or "-",
+                        ", ".join(sorted({c["freshness"] for c in cur})) or "-", s["endpoint"])
+        console().print(tbl)
+
+
+def _with_progress(sources, from_archive: bool, force: bool) -> list[dict]:
+    """Run the refresh with one Rich progress line per source (requests counted as they arrive)."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from gpuquote.service.refresh import refresh as do_refresh
+
+    tasks: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    with Progress(SpinnerColumn(), TextColumn("[bold]{task.fields[source]:<10}"), BarColumn(),
+                  TextColumn("{task.description}"), TimeElapsedColumn(), console=console(), transient=False) as prog:
+        def tick(source: str, event: str, detail: str) -> None:
+            if source not in tasks:
+                tasks[source] = prog.add_task(detail, total=None, source=source)
+                counts[source] = 0
+            tid = tasks[source]
+            if event == "request":
+                counts[source] += 1
+                prog.update(tid, description=t("refresh.progress.requests", n=counts[source]))
+            elif event == "done":
+                prog.update(tid, total=1, completed=1, description=detail)
+            else:
+                prog.update(tid, description=f"{event}: {detail}")
+
+        return do_refresh(sources, progress=tick, from_archive=from_archive, force=force)

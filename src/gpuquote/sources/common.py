@@ -1,0 +1,136 @@
+"""Helpers shared by the API adapters: lenient JSON reading, numbers, prices, offer building.
+
+"Liberal in what we accept": pages may come wrapped ({"Items": [...]}) or bare ([...]), as one
+file or many; numbers may be strings. Anything that is not an offer we can price is skipped with a
+counted reason, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import ValidationError
+
+from gpuquote.errors import BadInput
+from gpuquote.offers import Offer
+from gpuquote.sources.base import GpuFields, ParseResult
+from gpuquote.sources.http import Raw
+
+
+def load_json(source: str, item: Raw) -> Any:
+    name, _, body = item
+    try:
+        return json.loads(body.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise BadInput(f"{source}: {name} is not a JSON response ({str(e).splitlines()[0][:120]})",
+                       field="PATH") from None
+
+
+def records(doc: Any, keys: tuple[str, ...]) -> list[Any]:
+    """The records of a page under any of `keys`, or the page itself when it is a bare list.
+
+    A list of wrapped pages ([{"Items": [...]}, {"Items": [...]}]) is flattened too.
+    """
+    if isinstance(doc, list):
+        if doc and all(isinstance(d, dict) and any(k in d for k in keys) for d in doc):
+            return [r for d in doc for r in records(d, keys)]
+        return doc
+    if isinstance(doc, dict):
+        for k in keys:
+            if k in doc:
+                v = doc[k]
+                if isinstance(v, list):
+                    return v
+                if isinstance(v, dict):
+                    inner = records(v, keys)
+                    return inner if inner else [v]
+        return []
+    return []
+
+
+def num(v: Any) -> float | None:
+    """A finite number from a number or numeric string; None for anything else (bools included)."""
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        x = float(v)
+    elif isinstance(v, str):
+        try:
+            x = float(v.strip().replace(",", ""))
+        except ValueError:
+            return None
+    else:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def price_or_skip(result: ParseResult, value: Any, what: str = "price") -> float | None:
+    """A usable positive price, or None after counting why it is not."""
+    if value is None or value == "":
+        result.skip(f"missing {what}")
+        return None
+    x = num(value)
+    if x is None:
+        result.skip(f"{what} is not a number")
+        return None
+    if x < 0:
+        result.skip(f"negative {what}")
+        return None
+    if x == 0:
+        result.skip(f"zero {what} (not offered)")
+        return None
+    return x
+
+
+def build(result: ParseResult, **fields: Any) -> Offer | None:
+    """An Offer, or None with the failing field counted as the skip reason."""
+    try:
+        return Offer(**fields)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "offer"
+        result.skip(f"invalid {loc}: {err.get('msg', 'invalid')}")
+        return None
+
+
+def fact_notes(g: GpuFields) -> list[str]:
+    notes = list(g.notes)
+    if g.facts and g.facts.note:
+        notes.append(f"{g.facts.note} ({g.facts.source})")
+    return notes
+
+
+def add_unique(result: ParseResult, offers: Iterable[Offer]) -> None:
+    """Append offers; a repeated id keeps the cheaper one (a duplicate row) and counts it."""
+    seen = {o.id: i for i, o in enumerate(result.offers)}
+    for o in offers:
+        i = seen.get(o.id)
+        if i is None:
+            seen[o.id] = len(result.offers)
+            result.offers.append(o)
+            continue
+        result.corrections["duplicate offer id: kept the lower price"] += 1
+        if o.price.amount < result.offers[i].price.amount:
+            result.offers[i] = o
+
+
+def memory_gib_from_mb(mb: Any) -> float | None:
+    """Marketplace 'MB' memory (vast gpu_ram 81559 for an 80 GB card) to GiB."""
+    x = num(mb)
+    return x / 1024 if x and x > 0 else None
+
+
+def currency_or_skip(result: ParseResult, code: Any, default: str = "USD") -> str | None:
+    """A currency we hold a rate for (missing means the source's default), else None with a reason."""
+    from gpuquote.offers.currency import rate
+
+    cur = str(code).strip().upper() if code not in (None, "") else default
+    try:
+        rate(cur)
+    except BadInput:
+        result.skip(f"unknown currency {cur}")
+        return None
+    return cur
