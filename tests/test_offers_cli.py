@@ -54,7 +54,7 @@ def test_table_output_mentions_store(cli):
     (["offers", "--sort", "colour"], "--sort"),
     (["offers", "--min-gpus", "-1"], "--min-gpus"),
     (["import", "skypilot", "/nonexistent/catalog"], "skypilot"),
-    (["import", "nosuchsource", "x"], "SOURCE"),
+    (["import", "nosuchsource", "x"], "source"),
 ])
 def test_bad_input_is_one_line_exit_2(cli, args, field, isolated_home):
     res = cli(*args)

@@ -12,6 +12,7 @@ import pytest
 
 from gpuquote.service.refresh import import_source, refresh
 from gpuquote.sources import registry
+from gpuquote.store import write_engine  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -83,6 +84,8 @@ def test_every_registered_adapter_has_fixtures_and_expectations():
 
 @pytest.mark.parametrize("source", sorted(EXPECTED))
 def test_cli_import_of_recorded_response(source, cli, isolated_home):
+    # an empty store (not seeded from the embedded snapshot): the fixture is the source's first snapshot
+    write_engine(seed=False).dispose()
     r = cli("import", source, str(FIX / source), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
@@ -129,6 +132,7 @@ ENV = {"GPUQUOTE_GCP_API_KEY": "SECRET-gcp-KEY-123", "LAMBDA_API_KEY": "SECRET-l
 
 @pytest.mark.parametrize("source", sorted(EXPECTED))
 def test_fetch_replays_recorded_responses(source, isolated_home):
+    write_engine(seed=False).dispose()
     seen: list[httpx.Request] = []
     client = httpx.Client(transport=httpx.MockTransport(_fixture_handler(source, seen)))
     res = refresh([source], env=ENV, client=client, sleep=lambda s: None)
