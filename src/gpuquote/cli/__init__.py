@@ -27,6 +27,8 @@ app = typer.Typer(
 # One module per command (group); each defines register(app).
 _COMMAND_MODULES = (
     "gpus_cmd",
+    "quote_cmd",
+    "tco_cmd",
 )
 
 for _name in _COMMAND_MODULES:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuquote.errors import BadInput
-from gpuquote.hardware import INTRA_NODE, load_gpus, members, narrow, resolve
+from gpuquote.hardware import INTRA_NODE, load_gpus, members, narrow, resolve, try_resolve
 from gpuquote.offers.checklist import MIG_RE, Facts
 from gpuquote.offers.currency import currencies, rate
 from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS, normalise_price
@@ -387,6 +387,17 @@ def _exclusive(r: _Reader, v: Any) -> bool | str:
     return "unknown"
 
 
+_MODEL_WORD = re.compile(r"\b[A-Za-z]+\d+[A-Za-z\d]*\b")
+
+
+def _check_model_word(name: str) -> None:
+    """Refuse names whose model word is unknown even if the whole name resolves ('A1000 80GB' is not an A100)."""
+    stripped = re.sub(r"\b(nvidia|tesla|amd|instinct|intel|habana|google)\b", " ", name, flags=re.IGNORECASE)
+    m = _MODEL_WORD.search(stripped)
+    if m and m.group(0) != stripped.strip() and try_resolve(m.group(0)) is None:
+        resolve(m.group(0))  # raises BadInput with the closest names
+
+
 def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None,
                 line: int | None = None) -> Quote | QuoteError:
     """Validate one raw quote; returns the Quote, or a QuoteError listing every bad field."""
@@ -413,6 +424,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
             name = re.sub(r"\b[hd]gx\b", " ", name, flags=re.IGNORECASE).strip()
             form_hint = "sxm"
         try:
+            _check_model_word(name)
             res = resolve(name)
             gpu_id = res.id
         except BadInput as e:
@@ -701,6 +713,9 @@ def parse_quotes_text(text: str, fmt: str = "yaml", name: str = "<quotes>",
             mark = getattr(e, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+            ctx, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
+            if ctx and cmark and (not mark or cmark.line != mark.line):
+                problem += f" ({ctx} at line {cmark.line + 1})"
             raise BadInput(f"{name}: YAML syntax error{where}: {problem}; accepted: a YAML file with a `quotes:` list "
                            "(see docs/quotes.md)", field="file") from None
         if isinstance(data, dict) and "quotes" in data:

@@ -18,6 +18,7 @@ is assumed powered down or its idle draw folded into hosting); set it to charge 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from gpuquote.errors import BadInput
@@ -134,7 +135,7 @@ def capital_cost(price_usd: float, residual_usd: float, rate: float | None, year
         return (price_usd + residual_usd) / 2.0 * rate * years
     # Annuity: equal yearly payments that repay the price less the resale's present value.
     pv = price_usd - residual_usd / (1 + rate) ** years
-    payment = pv * rate / (1 - (1 + rate) ** -years)
+    payment = pv * rate / -math.expm1(-years * math.log1p(rate))  # 1 - (1+r)^-Y, exact for tiny rates
     return payment * years - (price_usd - residual_usd)
 
 
