@@ -163,6 +163,8 @@ def test_purchase_tco_idle_power_and_cost_of_capital():
     assert t.capital_usd == pytest.approx(annuity)
     avg = buy(cost_of_capital=0.05, capital_method="average").prices(u, FX)["tco"]
     assert avg.capital_usd == pytest.approx((p + r) / 2 * 0.05 * 4)
+    simple = buy(cost_of_capital="5%", capital_method="simple").prices(u, FX)["tco"]
+    assert simple.capital_usd == pytest.approx(p * 0.05 * 4)
 
 
 def test_break_even_against_hourly_and_monthly_rentals():
