@@ -365,6 +365,18 @@ def test_file_level_errors():
     assert len(dup.quotes) == 1 and "duplicate" in dup.errors[0].line_text()
 
 
+def test_quote_without_gpu_is_reported_with_missing_items_not_rejected():
+    bare = parse_quote({"id": "buy-hgx", "form": "purchase", "price": {"amount": 1450000, "currency": "CNY",
+                                                                       "per": "once"}, "tco": TCO}, 2, FX)
+    assert isinstance(bare, Quote) and bare.gpu_id is None
+    s = status(bare)
+    assert s["memory"] == s["form_factor"] == s["gpu_count"] == "missing" and s["price_terms"] == "ok"
+    p = bare.prices(1.0, FX)
+    assert p["usd_per_gpu_hour"] is None and p["usd_per_node_hour"] > 0
+    with pytest.raises(BadInput, match="gpu"):
+        bare.to_offer("s")
+
+
 def test_unknown_fields_are_reported_not_fatal_and_rate_override_accepts_a_new_currency():
     quote = q(colour="green")
     assert any("colour" in w for w in quote.warnings)

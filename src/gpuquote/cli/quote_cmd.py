@@ -87,7 +87,7 @@ def render(data: dict) -> None:
     c.print(t("quote.rates", rates=rates_text(data["rates"])), highlight=False)
     if quotes:
         tbl = Table(title=t("quote.title", u=f"{data['utilisation']:g}"))
-        tbl.add_column(t("col.quote"), no_wrap=True)
+        tbl.add_column(t("col.quote"), max_width=22, overflow="fold")
         tbl.add_column(t("col.gpu"))
         tbl.add_column(t("col.count"), justify="right")
         tbl.add_column(t("col.form"))
@@ -96,12 +96,12 @@ def render(data: dict) -> None:
         tbl.add_column(t("col.usd_per_node_hour"), justify="right")
         for q in quotes:
             gpu_h = fmt_num(q["usd_per_gpu_hour"], 3) + (" /slice" if q["unit"] == "mig_slice" else "")
-            tbl.add_row(escape(q["id"]), q["gpu_id"], fmt_num(q["gpu_count"], 0), q["form"], escape(_short_price(q)),
-                        gpu_h, fmt_num(q["usd_per_node_hour"], 2))
+            tbl.add_row(escape(q["id"]), q["gpu_id"] or "?", fmt_num(q["gpu_count"], 0), q["form"],
+                        escape(_short_price(q)), gpu_h, fmt_num(q["usd_per_node_hour"], 2))
         c.print(tbl)
 
         mx = Table(title=t("quote.checklist_title"))
-        mx.add_column(t("col.quote"), no_wrap=True)
+        mx.add_column(t("col.quote"), max_width=22, overflow="fold")
         for i in range(1, 11):
             mx.add_column(str(i), justify="center")
         for q in quotes:

@@ -68,7 +68,7 @@ class Quote:
 
     id: str
     gpu: str
-    gpu_id: str
+    gpu_id: str | None  # None: the quote does not name the GPU (checklist items 1-2 missing)
     form: str
     price: Price
     gpu_count: float | None = None
@@ -142,6 +142,9 @@ class Quote:
         a prepaid term becomes its monthly equivalent with the term; a purchase becomes its TCO per
         node-hour at utilisation 1, in USD (stated in the notes).
         """
+        if not self.gpu_id:
+            raise BadInput(f"quote '{self.id}': gpu: not stated; accepted: any GPU name (an offer needs it)",
+                           field="gpu", accepted=["a GPU name"])
         if not self.gpu_count:
             raise BadInput(f"quote '{self.id}': gpu_count: not stated; accepted: a number > 0 (an offer needs it)",
                            field="gpu_count", accepted=["> 0"])
@@ -411,7 +414,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     gpu_id = None
     form_hint = None
     if gpu_name is None:
-        r.err("gpu", "not stated", ["any GPU name or alias (see `gpuquote gpus`), e.g. 'A100 80GB SXM4'"])
+        warnings.append("gpu not stated: checklist items 1-2 are missing and no per-GPU price without gpu_count")
     else:
         name = gpu_name
         m = MIG_RE.search(name)
@@ -608,14 +611,14 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     if tco is not None and form not in (None, "purchase"):
         warnings.append(f"tco ignored: form is {form}, not purchase")
 
-    if r.errors or gpu_id is None or price is None or form is None:
+    if r.errors or price is None or form is None:
         if not r.errors:
             r.err("quote", "incomplete", None)
         return QuoteError(qid, line, r.errors)
 
     # narrow a family by what the quote states (memory, form factor); a fact matching no member is ignored
-    res = resolve(gpu_id)
-    if res.is_family:
+    res = resolve(gpu_id) if gpu_id else None
+    if res is not None and res.is_family:
         variant = {"pcie": "pcie", "sxm": "sxm"}.get(form_factor or form_hint or "")
         gpu_id = narrow(gpu_id, mem if "memory" in res.unknown else None, variant).id
 
