@@ -129,6 +129,12 @@ def _mem_close(a: float, b: float, tol: float = MEMORY_TOLERANCE) -> bool:
     return abs(a - b) <= tol * b
 
 
+def _sibling_memory(gs: list[GPU], mem: float) -> bool:
+    """True when `mem` is the full memory of another SKU of the same family (a 40 GB A100 beside the 80 GB)."""
+    fam = {g.family for g in gs}
+    return any(g.family in fam and _mem_close(mem, g.memory_gib) for g in load_gpus().values())
+
+
 def mig_profile(exclusive: bool | str) -> str | None:
     if isinstance(exclusive, str) and exclusive.startswith("mig:"):
         return exclusive[4:]
@@ -149,7 +155,7 @@ def _item_memory(f: Facts) -> CheckItem:
     profile = mig_profile(f.exclusive)
     if f.memory_gib_stated is not None and not any(_mem_close(f.memory_gib_stated, m) for m in mems):
         smaller = f.memory_gib_stated < min(mems)
-        sliceish = smaller and any((g.mig_max or 0) > 0 for g in gs)
+        sliceish = smaller and any((g.mig_max or 0) > 0 for g in gs) and not _sibling_memory(gs, f.memory_gib_stated)
         if profile is None and not sliceish:
             problems.append(f"{_fmt(f.memory_gib_stated)} GB per GPU stated, but {label} "
                             f"{' / '.join(_fmt(m) for m in mems)} GB has {' or '.join(_fmt(m) for m in mems)} GB")
@@ -272,7 +278,7 @@ def _item_exclusive(f: Facts) -> CheckItem:
     # exclusive whole GPUs: look for signs of a slice sold as a full GPU
     mems = [g.memory_gib for g in gs]
     if (f.memory_gib_stated is not None and mems and f.memory_gib_stated < 0.9 * min(mems)
-            and any((g.mig_max or 0) > 0 for g in gs)):
+            and any((g.mig_max or 0) > 0 for g in gs) and not _sibling_memory(gs, f.memory_gib_stated)):
         return CheckItem(n, name, "mismatch", f"sold as a full {label} but {_fmt(f.memory_gib_stated)} GB per GPU "
                          f"is a MIG-slice size (full GPU: {'/'.join(_fmt(m) for m in sorted(set(mems)))} GB): a "
                          "MIG slice sold as a full GPU?")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuquote.errors import BadInput
-from gpuquote.hardware import INTRA_NODE, load_gpus, members, narrow, resolve
+from gpuquote.hardware import INTRA_NODE, load_gpus, members, narrow, resolve, try_resolve
 from gpuquote.offers.checklist import MIG_RE, Facts
 from gpuquote.offers.currency import currencies, rate
 from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS, normalise_price
@@ -68,7 +68,7 @@ class Quote:
 
     id: str
     gpu: str
-    gpu_id: str
+    gpu_id: str | None  # None: the quote does not name the GPU (checklist items 1-2 missing)
     form: str
     price: Price
     gpu_count: float | None = None
@@ -142,6 +142,9 @@ class Quote:
         a prepaid term becomes its monthly equivalent with the term; a purchase becomes its TCO per
         node-hour at utilisation 1, in USD (stated in the notes).
         """
+        if not self.gpu_id:
+            raise BadInput(f"quote '{self.id}': gpu: not stated; accepted: any GPU name (an offer needs it)",
+                           field="gpu", accepted=["a GPU name"])
         if not self.gpu_count:
             raise BadInput(f"quote '{self.id}': gpu_count: not stated; accepted: a number > 0 (an offer needs it)",
                            field="gpu_count", accepted=["> 0"])
@@ -387,6 +390,17 @@ def _exclusive(r: _Reader, v: Any) -> bool | str:
     return "unknown"
 
 
+_MODEL_WORD = re.compile(r"\b[A-Za-z]+\d+[A-Za-z\d]*\b")
+
+
+def _check_model_word(name: str) -> None:
+    """Refuse names whose model word is unknown even if the whole name resolves ('A1000 80GB' is not an A100)."""
+    stripped = re.sub(r"\b(nvidia|tesla|amd|instinct|intel|habana|google)\b", " ", name, flags=re.IGNORECASE)
+    m = _MODEL_WORD.search(stripped)
+    if m and m.group(0) != stripped.strip() and try_resolve(m.group(0)) is None:
+        resolve(m.group(0))  # raises BadInput with the closest names
+
+
 def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None,
                 line: int | None = None) -> Quote | QuoteError:
     """Validate one raw quote; returns the Quote, or a QuoteError listing every bad field."""
@@ -400,7 +414,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     gpu_id = None
     form_hint = None
     if gpu_name is None:
-        r.err("gpu", "not stated", ["any GPU name or alias (see `gpuquote gpus`), e.g. 'A100 80GB SXM4'"])
+        warnings.append("gpu not stated: checklist items 1-2 are missing and no per-GPU price without gpu_count")
     else:
         name = gpu_name
         m = MIG_RE.search(name)
@@ -413,6 +427,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
             name = re.sub(r"\b[hd]gx\b", " ", name, flags=re.IGNORECASE).strip()
             form_hint = "sxm"
         try:
+            _check_model_word(name)
             res = resolve(name)
             gpu_id = res.id
         except BadInput as e:
@@ -596,14 +611,14 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     if tco is not None and form not in (None, "purchase"):
         warnings.append(f"tco ignored: form is {form}, not purchase")
 
-    if r.errors or gpu_id is None or price is None or form is None:
+    if r.errors or price is None or form is None:
         if not r.errors:
             r.err("quote", "incomplete", None)
         return QuoteError(qid, line, r.errors)
 
     # narrow a family by what the quote states (memory, form factor); a fact matching no member is ignored
-    res = resolve(gpu_id)
-    if res.is_family:
+    res = resolve(gpu_id) if gpu_id else None
+    if res is not None and res.is_family:
         variant = {"pcie": "pcie", "sxm": "sxm"}.get(form_factor or form_hint or "")
         gpu_id = narrow(gpu_id, mem if "memory" in res.unknown else None, variant).id
 
@@ -701,6 +716,9 @@ def parse_quotes_text(text: str, fmt: str = "yaml", name: str = "<quotes>",
             mark = getattr(e, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+            ctx, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
+            if ctx and cmark and (not mark or cmark.line != mark.line):
+                problem += f" ({ctx} at line {cmark.line + 1})"
             raise BadInput(f"{name}: YAML syntax error{where}: {problem}; accepted: a YAML file with a `quotes:` list "
                            "(see docs/quotes.md)", field="file") from None
         if isinstance(data, dict) and "quotes" in data:

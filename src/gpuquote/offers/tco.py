@@ -8,7 +8,8 @@ Formulas (documented with examples in docs/quotes.md; all money in USD at the sh
     power    = power_kw x pue x Hu x electricity  +  idle_power_kw x pue x (H - Hu) x electricity
     hosting  = hosting per month x 12 x years  (or per year x years)      owed whether used or not
     capital  = annuity (default): yearly payment on a loan of the price less the discounted resale,
-               times years, minus (price - R); or `average`: (price + R) / 2 x rate x years
+               times years, minus (price - R); `average`: (price + R) / 2 x rate x years;
+               `simple`: price x rate x years
     total    = price - R + power + hosting + maintenance + capital
     usd_per_node_hour = total / Hu ;  usd_per_gpu_hour = usd_per_node_hour / gpu_count
 
@@ -18,6 +19,7 @@ is assumed powered down or its idle draw folded into hosting); set it to charge 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from gpuquote.errors import BadInput
@@ -28,7 +30,7 @@ from gpuquote.offers.model import Price
 DEFAULT_YEARS = 4.0
 DEFAULT_PUE = 1.0
 DEFAULT_RESIDUAL = 0.0
-CAPITAL_METHODS = ("annuity", "average")
+CAPITAL_METHODS = ("annuity", "average", "simple")
 RECURRING_PER = ("month", "year")
 
 
@@ -130,11 +132,13 @@ def capital_cost(price_usd: float, residual_usd: float, rate: float | None, year
     """Interest paid on the money tied up in the server over the period (0 without a rate)."""
     if not rate:
         return 0.0
-    if method == "average":
+    if method == "average":  # interest on the average book value (straight-line depreciation)
         return (price_usd + residual_usd) / 2.0 * rate * years
+    if method == "simple":  # interest on the full price for the whole period (an upper bound)
+        return price_usd * rate * years
     # Annuity: equal yearly payments that repay the price less the resale's present value.
     pv = price_usd - residual_usd / (1 + rate) ** years
-    payment = pv * rate / (1 - (1 + rate) ** -years)
+    payment = pv * rate / -math.expm1(-years * math.log1p(rate))  # 1 - (1+r)^-Y, exact for tiny rates
     return payment * years - (price_usd - residual_usd)
 
 

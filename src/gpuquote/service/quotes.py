@@ -174,6 +174,11 @@ def tco(path_or_text: str | Path, buy: list[str] | None = None, rent: list[str] 
 
     buy_ids = pick(buy, purchases, "--buy", "purchase")
     rent_ids = pick(rent, rentals, "--rent", "rental")
+    if not rent:  # default: rentals of the same GPU, whole GPUs (a slice is never compared with a server)
+        gpus = {by_id[b].gpu_id for b in buy_ids} - {None}
+        same = [i for i in rent_ids if by_id[i].gpu_id in gpus and not by_id[i].mig_profile
+                and by_id[i].exclusive != "shared"]
+        rent_ids = same or rent_ids
     if not buy_ids:
         raise BadInput(f"--buy: no purchase quote (form: purchase) in {shown}; accepted: a file with one",
                        field="buy", accepted=[])
