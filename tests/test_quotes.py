@@ -433,12 +433,11 @@ def test_to_offer_keeps_the_normalised_price():
 
 def test_import_quotes_stores_offers_in_the_real_store():
     from gpuquote.service.quotes import import_quotes
-    from gpuquote.store import OfferFilter, query_offers, read_engine
+    from gpuquote.store import OfferFilter, open_reader, query_offers
 
     res = import_quotes(EXAMPLES / "a100-quotes.yaml")
     assert res["status"] == "good" and res["imported"] == 11 and res["source"] == "quote:a100-quotes.yaml"
-    engine, _ = read_engine()
-    rows, total = query_offers(engine, OfferFilter(sources=["quote:a100-quotes.yaml"]))
+    rows, total = query_offers(open_reader(), OfferFilter(sources=["quote:a100-quotes.yaml"]))
     assert total == 11
     row = next(r for r in rows if r["offer_id"] == "q3-hgx-monthly")
     assert row["price"]["term_months"] == 12 and row["intra_node"] == "nvswitch"
