@@ -82,3 +82,9 @@ def test_cost_of_run_covers_the_hours_and_grows_with_them(a, per, gran, h, extra
     assert c1.billed_hours >= h - 1e-9
     assert c1.cost_usd >= c1.usd_per_node_hour * h * (1 - 1e-9)
     assert c2.cost_usd >= c1.cost_usd * (1 - 1e-12)
+
+
+def test_chinese_currency_spellings_mean_cny():
+    from gpuquote.offers.currency import rate
+
+    assert rate("RMB").usd_per_unit == rate("CNY").usd_per_unit == rate("元").usd_per_unit

@@ -11,10 +11,16 @@ import pytest
 
 from gpuquote.errors import BadInput
 from gpuquote.service.refresh import history, import_source, refresh, reparse, snapshots
-from gpuquote.store import OfferFilter, integrity, query_offers, read_engine
+from gpuquote.store import OfferFilter, integrity, open_reader, query_offers, write_engine
 
 FIX = Path(__file__).parent / "fixtures"
 DAY1 = datetime(2025, 3, 1, 12, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def empty_store(isolated_home):
+    """These tests start from an empty store, not one seeded from the embedded snapshot."""
+    write_engine(seed=False).dispose()
 
 
 def _azure_copy(tmp_path: Path, edit) -> Path:
@@ -30,7 +36,7 @@ def _azure_copy(tmp_path: Path, edit) -> Path:
 
 
 def _current_azure():
-    rows, _ = query_offers(read_engine()[0], OfferFilter(providers=["azure"], limit=None))
+    rows, _ = query_offers(open_reader(), OfferFilter(providers=["azure"], limit=None))
     return {r["offer_id"]: r for r in rows}
 
 
@@ -189,7 +195,7 @@ def test_offers_show_fetched_at_and_freshness_band(tmp_path):
     import_source("azure", FIX / "azure", fetched_at=datetime.now(UTC) - timedelta(days=1))
     import_source("vast", FIX / "vast", fetched_at=datetime.now(UTC) - timedelta(days=5))
     import_source("lambda", FIX / "lambda", fetched_at=datetime.now(UTC) - timedelta(days=30))
-    rows, _ = query_offers(read_engine()[0], OfferFilter(limit=None))
+    rows, _ = query_offers(open_reader(), OfferFilter(limit=None))
     bands = {r["provider"]: r["freshness"] for r in rows}
     assert bands == {"azure": "fresh", "vast": "aging", "lambda": "stale"}
     assert all(r["fetched_at"] for r in rows)

@@ -312,7 +312,9 @@ class _Reader:
                 return default
             self.err(fld, "not stated", ["a currency code: " + ", ".join(["USD", *currencies()][:6]) + ", ..."])
             return None
-        cur = str(v).strip().upper()
+        from gpuquote.offers.currency import canonical
+
+        cur = canonical(str(v))
         if cur in self.overrides:
             return cur
         try:
