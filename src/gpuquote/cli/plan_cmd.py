@@ -14,7 +14,7 @@ CSV_COLUMNS = ["offer_id", "provider", "sku", "region", "gpu_id", "gpus", "nodes
 def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan_cmd(
-        job: str = typer.Argument(..., help="A job file (YAML/JSON, DESIGN.md section 3), e.g. examples/jobs/qlora-7b.yaml"),
+        job: str = typer.Argument(..., help="A job file (YAML/JSON, DESIGN.md section 3): examples/jobs/*.yaml"),
         quotes: list[str] = typer.Option(None, "--quotes", help="Quote file(s) to rank beside the catalog."),
         no_catalog: bool = typer.Option(False, "--no-catalog", help="Rank only the --quotes."),
         gpu: str = typer.Option(None, "--gpu", help="Only offers of this GPU or family."),

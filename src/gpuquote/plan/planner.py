@@ -140,47 +140,58 @@ def plan(job: Job, rows: list[dict], opts: PlanOptions | None = None, *, advice_
     groups: dict[Config, list[int]] = {}
     row_notes: dict[int, list[str]] = {}
     excluded: Counter = Counter()
+    cfg_cache: dict[tuple, tuple] = {}
     for i, r in enumerate(rows):
-        cfg, reason, notes = config_of(r)
+        net = r.get("inter_node") or {}
+        ck = (r["gpu_id"], r["gpu_count"], r.get("gpu_exclusive", True), r.get("intra_node"), net.get("kind"),
+              net.get("gbps_per_node"))
+        hit = cfg_cache.get(ck)
+        if hit is None:
+            hit = cfg_cache[ck] = config_of(r)
+        cfg, reason, notes = hit
         if cfg is None:
             excluded[reason] += 1
             continue
-        if r.get("usd_per_node_hour") is None and r["price"]["per"] == "once":
-            excluded["one-off price without a TCO: import it as a quote with form: purchase"] += 1
+        if r.get("usd_per_node_hour") is None:
+            excluded["no hourly price (a one-off price needs a quote with form: purchase and its TCO)"] += 1
             continue
         if str(r.get("source", "")).startswith("quote:"):
             bad = _contradictions(r)
             if bad:
                 excluded[f"contradictory quote ({bad}): fix it before ranking"] += 1
                 continue
-        groups.setdefault(cfg, []).append(i)
+        g = groups.get(cfg)
+        if g is None:
+            g = groups[cfg] = []
+        g.append(i)
         if notes:
             row_notes[i] = notes
 
-    evals: dict[Config, list[NodeEval]] = {}
     deadline_fail: list[tuple[float, float, int]] = []
     budget_fail: list[tuple[float, float, int]] = []
-    chosen: list[Choice] = []
+    cols = Columns(rows, opts)
+    parts: list[tuple[Config, list[NodeEval], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                      np.ndarray]] = []
     for cfg, idx in groups.items():
         ev = evaluate_config(job, cfg, opts, serving_hours)
         if isinstance(ev, str):
             excluded[ev] += len(idx)
             continue
-        evals[cfg] = ev
-        chosen.extend(_price_group(job, cfg, ev, idx, rows, opts, write_gbs, restart_h, ckpt, store_gb, egress_gb,
-                                   A, deadline_fail, budget_fail))
-
-    key = _objective_key(opts.objective)
-    chosen.sort(key=key)
+        parts.append((cfg, ev, *_price_group(job, cfg, ev, idx, rows, cols, opts, write_gbs, restart_h, ckpt,
+                                               store_gb, egress_gb, A, deadline_fail, budget_fail)))
+    chosen = _rank(parts, opts)
     pareto = _pareto(chosen)
+    pareto_ids = {c.row for c in pareto}
+    chosen = chosen[: opts.top]
+    n_feasible = sum(len(p[2]) for p in parts)
     out_rows = [_row(c, rows[c.row], job, opts, row_notes.get(c.row, []), ckpt, store_gb, egress_gb, write_gbs,
-                     restart_h, c in pareto) for c in chosen[: opts.top]]
+                     restart_h, c.row in pareto_ids) for c in chosen]
     result: dict = {
         "job": {"kind": job.kind, "model": job.model or (job.arch.name if job.arch else None),
                 "method": job.method if job.kind == "train" else None, "precision": job.precision,
                 "tokens": job.tokens, "requests_per_s": job.requests_per_s, "total_requests": job.total_requests},
         "objective": opts.objective, "deadline_hours": opts.deadline_hours, "budget_usd": opts.budget_usd,
-        "candidates": len(rows), "configurations": len(groups), "feasible": len(chosen),
+        "candidates": len(rows), "configurations": len(groups), "feasible": n_feasible,
         "rows": out_rows,
         "pareto_front": [{"offer_id": rows[c.row]["offer_id"], "provider": rows[c.row]["provider"],
                           "gpu_id": rows[c.row]["gpu_id"], "gpus": c.ev.gpus, "time_hours": round(c.time_hours, 4),
@@ -217,6 +228,39 @@ def _objective_key(objective: str):
     return lambda c: (c.cost_usd, c.time_hours)
 
 
+def _rank(parts, opts: PlanOptions) -> list[Choice]:
+    """All feasible offers, best first by the objective (NumPy over every offer; Choices for the first rows).
+
+    The returned list holds the top rows plus the Pareto front (flagged by the caller), each as a Choice.
+    """
+    if not parts:
+        return []
+    rows = np.concatenate([p[2] for p in parts])
+    T = np.concatenate([p[4] for p in parts])
+    C = np.concatenate([p[5] for p in parts])
+    part_of = np.concatenate([np.full(len(p[2]), k) for k, p in enumerate(parts)])
+    pos = np.concatenate([np.arange(len(p[2])) for p in parts])
+    if opts.objective == "time":
+        order = np.lexsort((C, T))
+    elif opts.objective == "balanced":
+        order = np.lexsort((C, C * T))
+    else:
+        order = np.lexsort((T, C))
+    # Pareto front: by cost, then time; an offer is on it when it is faster than every cheaper one.
+    by_cost = np.lexsort((T, C))
+    tc = T[by_cost]
+    prev_min = np.concatenate([[np.inf], np.minimum.accumulate(tc)[:-1]])
+    front = by_cost[tc < prev_min - 1e-12]
+    keep = list(dict.fromkeys([*order[: opts.top].tolist(), *front[:50].tolist()]))
+    out = []
+    for k in keep:
+        cfg, evs, _, js, _, _, F, cpuf = parts[part_of[k]]
+        m = pos[k]
+        out.append(Choice(int(rows[k]), cfg, evs[int(js[m])], float(T[k]), float(C[k]), float(F[m]), float(cpuf[m])))
+    out.sort(key=_objective_key(opts.objective))
+    return out
+
+
 def _pareto(chosen: list[Choice]) -> list[Choice]:
     """Offers no other offer beats on both cost and time."""
     front, best_t = [], math.inf
@@ -227,29 +271,66 @@ def _pareto(chosen: list[Choice]) -> list[Choice]:
     return front
 
 
-def _price_group(job, cfg, evs, idx, rows, opts, write_gbs, restart_h, ckpt, store_gb, egress_gb, A,
-                 deadline_fail, budget_fail) -> list[Choice]:
+class Columns:
+    """The numeric facts pricing needs, one NumPy column per fact, read from the rows in one pass."""
+
+    def __init__(self, rows: list[dict], opts: PlanOptions):
+        n = len(rows)
+        rate = np.full(n, np.nan)
+        gran = np.full(n, 3600.0)
+        simple = np.zeros(n, dtype=bool)
+        lam = np.zeros(n)
+        vcpus = np.full(n, np.nan)
+        st = np.zeros(n)
+        eg = np.zeros(n)
+        cov_st = np.zeros(n, dtype=bool)
+        cov_eg = np.zeros(n, dtype=bool)
+        lam_by_provider: dict[str, float] = {}
+        for i, r in enumerate(rows):
+            v = r["usd_per_node_hour"]
+            if v is not None:
+                rate[i] = v
+            p = r["price"]
+            per = p["per"]
+            simple[i] = per in SIMPLE_PER and not p.get("term_months")
+            gran[i] = r.get("billing_granularity_s") or SIMPLE_PER.get(per, 3600)
+            if r.get("spot"):
+                prov = r["provider"]
+                lp = lam_by_provider.get(prov)
+                if lp is None:
+                    lp = lam_by_provider[prov] = interruption_rate(prov, opts.interruption_rate)[0]
+                lam[i] = lp
+            c = r.get("vcpus")
+            if c:
+                vcpus[i] = c
+            ex = r.get("extras")
+            if ex:
+                st[i] = ex.get("storage_usd_per_gb_month", 0.0)
+                eg[i] = ex.get("egress_usd_per_gb", 0.0)
+            cov = r.get("covers")
+            if cov:
+                cov_st[i] = "storage" in cov
+                cov_eg[i] = "egress" in cov
+        self.rate, self.gran, self.simple, self.lam, self.vcpus = rate, gran, simple, lam, vcpus
+        self.st, self.eg, self.cov_st, self.cov_eg = st, eg, cov_st, cov_eg
+
+
+def _price_group(job, cfg, evs, idx, rows, cols: Columns, opts, write_gbs, restart_h, ckpt, store_gb, egress_gb, A,
+                 deadline_fail, budget_fail) -> tuple[np.ndarray, ...]:
     """Cost and time of every offer of one configuration at each node count; the best count per offer."""
-    n = len(idx)
-    sub = [rows[i] for i in idx]
-    rate = np.array([r["usd_per_node_hour"] if r["usd_per_node_hour"] is not None else np.nan for r in sub])
-    per = [r["price"]["per"] for r in sub]
-    simple = np.array([p in SIMPLE_PER and not r["price"].get("term_months") for p, r in zip(per, sub, strict=True)])
-    gran = np.array([float(r.get("billing_granularity_s") or SIMPLE_PER.get(p, 3600)) for p, r in
-                     zip(per, sub, strict=True)])
-    lam = np.array([interruption_rate(r["provider"], opts.interruption_rate)[0] if r.get("spot") else 0.0
-                    for r in sub])
-    cores = np.array([(r.get("vcpus") or np.nan) / cfg.gpus_per_node for r in sub], dtype=float)
+    ia = np.asarray(idx)
+    n = len(ia)
+    rate, gran, simple, lam = cols.rate[ia], cols.gran[ia], cols.simple[ia], cols.lam[ia]
+    cores = cols.vcpus[ia] / cfg.gpus_per_node
     min_cores = A["host"]["train_min_cores_per_gpu"]
     cpuf = np.ones(n)
     if job.kind == "train":
         with np.errstate(invalid="ignore", divide="ignore"):
             cpuf = np.where(np.isfinite(cores) & (cores < min_cores), min_cores / cores, 1.0)
-    covers_storage = np.array(["storage" in (r.get("covers") or []) for r in sub])
-    st_rate = np.array([(r.get("extras") or {}).get("storage_usd_per_gb_month", 0.0) for r in sub])
-    eg_rate = np.array([(r.get("extras") or {}).get("egress_usd_per_gb", 0.0) for r in sub])
-    covers_egress = np.array(["egress" in (r.get("covers") or []) for r in sub])
-    egress = np.where(covers_egress, 0.0, eg_rate * egress_gb)
+    covers_storage = cols.cov_st[ia]
+    st_rate = cols.st[ia]
+    egress = np.where(cols.cov_eg[ia], 0.0, cols.eg[ia] * egress_gb)
+    sub = rows  # rows[idx[m]] for the few offers priced by offers.billing
 
     k = len(evs)
     T = np.empty((n, k))
@@ -268,7 +349,7 @@ def _price_group(job, cfg, evs, idx, rows, opts, write_gbs, restart_h, ckpt, sto
         billed = np.ceil(t * 3600.0 / gran - 1e-9) * gran / 3600.0
         run = billed * rate * ev.nodes
         for m in np.nonzero(~simple)[0]:  # monthly, term and other forms: the billing rules of offers.billing
-            run[m] = _cost_of_run(sub[m], float(t[m]), ev.nodes)
+            run[m] = _cost_of_run(sub[idx[m]], float(t[m]), ev.nodes)
         storage = np.where(covers_storage, 0.0, st_rate * store_gb * t / 730.0)
         T[:, j], C[:, j], F[:, j] = t, run + storage + egress, f
     feasible = np.isfinite(C)
@@ -279,19 +360,19 @@ def _price_group(job, cfg, evs, idx, rows, opts, write_gbs, restart_h, ckpt, sto
     score = {"cost": C + T * 1e-9, "time": T + C * 1e-12, "balanced": C * T}[opts.objective]
     score = np.where(feasible, score, np.inf)
     best = np.argmin(score, axis=1)
-    out = []
-    for m in range(n):
-        j = int(best[m])
-        if not np.isfinite(score[m, j]):
-            if opts.deadline_hours and not (T[m] <= opts.deadline_hours).any():
-                jj = int(np.nanargmin(T[m]))
-                deadline_fail.append((float(T[m, jj]), float(C[m, jj]), idx[m]))
-            else:
-                jj = int(np.nanargmin(np.where(np.isfinite(C[m]), C[m], np.inf)))
-                budget_fail.append((float(T[m, jj]), float(C[m, jj]), idx[m]))
-            continue
-        out.append(Choice(idx[m], cfg, evs[j], float(T[m, j]), float(C[m, j]), float(F[m, j]), float(cpuf[m])))
-    return out
+    ar = np.arange(n)
+    ok = np.isfinite(score[ar, best])
+    idx_a = np.asarray(idx)
+    for m in np.nonzero(~ok)[0]:  # why an offer cannot be chosen: the closest it comes
+        if opts.deadline_hours and not (T[m] <= opts.deadline_hours).any():
+            jj = int(np.nanargmin(T[m]))
+            deadline_fail.append((float(T[m, jj]), float(C[m, jj]), int(idx_a[m])))
+        elif np.isfinite(C[m]).any():
+            jj = int(np.nanargmin(np.where(np.isfinite(C[m]), C[m], np.inf)))
+            budget_fail.append((float(T[m, jj]), float(C[m, jj]), int(idx_a[m])))
+    b = best[ok]
+    # (row indices, chosen node-eval index, time, cost, spot factor, cpu factor) of the feasible offers
+    return idx_a[ok], b, T[ar[ok], b], C[ar[ok], b], F[ar[ok], b], cpuf[ok]
 
 
 def _cost_of_run(row: dict, hours: float, nodes: int) -> float:
@@ -410,9 +491,9 @@ def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[s
                  f"x{c.cpu_factor:.2f} time")
     if "spot_interruptions" in out:
         s = out["spot_interruptions"]
+        every = s["checkpoint_interval_hours"]
         w.append(f"spot: ~{s['expected_interruptions']:.1f} interruptions expected, "
-                 f"+{(c.spot_factor - 1) * 100:.0f}% time" + (f", checkpoint every {s['checkpoint_interval_hours']:.1f} h"
-                                                               if s["checkpoint_interval_hours"] else ""))
+                 f"+{(c.spot_factor - 1) * 100:.0f}% time" + (f", checkpoint every {every:.1f} h" if every else ""))
     if row.get("freshness") == "stale":
         w.append(f"price fetched {str(row.get('fetched_at'))[:10]} (stale): refresh before you buy")
     covers, extras = row.get("covers") or [], row.get("extras") or {}

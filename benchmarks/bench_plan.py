@@ -1,0 +1,77 @@
+"""Benchmark `gpuquote plan`: latency on the embedded snapshot and on 10k / 100k / 1M synthetic offers.
+
+Targets (issue 5): 10k offers < 100 ms, 1M < 2 s on a 2-core machine. The synthetic offers are drawn from
+the GPUs and node shapes of the real snapshot (a few hundred distinct hardware configurations), with
+random prices, providers and spot flags; the offer query is not timed, the planning is.
+Run: python benchmarks/bench_plan.py [--job examples/jobs/lora-70b.yaml] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def synthetic(real: list[dict], n: int, seed: int = 7) -> list[dict]:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        r = dict(rnd.choice(real))
+        price = r["usd_per_node_hour"] * rnd.uniform(0.6, 1.6)
+        r.update(offer_id=f"syn{i}", provider=f"p{rnd.randrange(200)}", usd_per_node_hour=price,
+                 usd_per_gpu_hour=price / r["gpu_count"], spot=rnd.random() < 0.3,
+                 price={**r["price"], "amount": price, "currency": "USD", "per": "hour", "term_months": None})
+        out.append(r)
+    return out
+
+
+def timed(fn, runs: int) -> float:
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--job", default=str(ROOT / "examples" / "jobs" / "lora-70b.yaml"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    args = ap.parse_args()
+
+    from gpuquote.estimate import load_job
+    from gpuquote.estimate.api import clear_caches
+    from gpuquote.plan import PlanOptions, plan
+    from gpuquote.service.plan import plan_job
+    from gpuquote.store import OfferFilter, embedded_reader, query_offers
+
+    job = load_job(args.job)
+    t = time.perf_counter()
+    d = plan_job(args.job)
+    print(f"job {Path(args.job).name}: first plan on the embedded snapshot ({d['candidates']} offers, "
+          f"{d['configurations']} configurations, estimates not cached): {time.perf_counter() - t:.3f} s")
+    print(f"  warm plan_job (query + plan + advice): median {timed(lambda: plan_job(args.job), args.runs):.3f} s")
+    real, _ = query_offers(embedded_reader(), OfferFilter())
+    real = [r for r in real if r["usd_per_node_hour"] and r["gpu_count"] >= 1 and r["gpu_exclusive"] is True
+            and float(r["gpu_count"]).is_integer()]
+    for n in [int(x) for x in args.sizes.split(",")]:
+        rows = synthetic(real, n)
+        clear_caches()
+        cold = timed(lambda rows=rows: plan(job, rows, PlanOptions(top=10)), 1)
+        warm = timed(lambda rows=rows: plan(job, rows, PlanOptions(top=10)), args.runs)
+        target = "< 0.1 s" if n <= 10_000 else ("< 2 s" if n >= 1_000_000 else "")
+        print(f"  {n:>9,} offers: plan median {warm:.3f} s (estimates cached), first run {cold:.3f} s  "
+              f"(target {target})")
+
+
+if __name__ == "__main__":
+    main()
