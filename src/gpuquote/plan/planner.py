@@ -466,6 +466,9 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
 def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[str], store_gb: float,
               egress_gb: float, out: dict) -> list[str]:
     w = list(notes)
+    if any(str(n).startswith("purchase") for n in row.get("notes") or []):
+        w.append("purchase: priced at its TCO per hour with the server busy all its life; bought for this job "
+                 "alone it costs the whole TCO (see `gpuquote tco`)")
     net = row.get("inter_node") or {}
     kind, gbps = net.get("kind") or "unknown", net.get("gbps_per_node")
     if c.ev.nodes > 1:
@@ -594,7 +597,7 @@ def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], 
         if trigger == "memory" and not ((best and fam == from_fam and best["bound"] == "memory")
                                         or (oom_80 and (fam == from_fam or best is None))):
             continue
-        if trigger == "fp8" and not fp8:
+        if trigger == "fp8" and not (fp8 and (best is None or not gpus[best["estimated_as"]].has_fp8)):
             continue
         cand = [r for r in advice_rows if gpus.get(_sku(r["gpu_id"]), None) is not None
                 and gpus[_sku(r["gpu_id"])].family in to_fams]

@@ -56,6 +56,10 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
     providers = [p.strip().lower() for x in ([provider] if isinstance(provider, str) else provider or [])
                  for p in x.split(",") if p.strip()] or None
     ids = gpu_filter_ids(gpu)[1] if gpu else None
+    online_default = None
+    if spot is None and j.kind == "infer" and j.requests_per_s is not None and j.total_requests is None:
+        spot = False  # an interruption drops live traffic: serving is priced on-demand unless asked
+        online_default = "online serving: spot offers left out (an interruption drops live traffic); --spot to include"
     rows: list[dict] = []
     reader = None
     if include_catalog:
@@ -74,6 +78,8 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
                                                         limit=ADVICE_ROWS_PER_GPU))
             advice_rows += arows
     result = plan(j, rows, opts, advice_rows=advice_rows)
+    if online_default:
+        result["assumptions"].append(online_default)
     result["store"] = reader.where if reader is not None else None
     result["filters"] = {"gpu": gpu, "min_gpus": min_gpus, "interconnect": interconnect, "region": region,
                          "spot": spot, "provider": providers, "max_price_usd": max_price_usd,
