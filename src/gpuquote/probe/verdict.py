@@ -19,19 +19,10 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import load_gpus, try_resolve
+from gpuquote.offers.checklist import CHECKLIST_ITEMS
 
-ITEMS = {
-    1: "gpu_memory",    # memory version: 80 GB or 40 GB (and the GPU model it belongs to)
-    2: "form_factor",   # PCIe or SXM
-    3: "gpu_count",     # GPUs per node
-    4: "exclusive",     # whole GPU, or a MIG slice / shared
-    5: "intra_node",    # NVLink / NVSwitch between GPUs
-    6: "cpu",           # CPU model and cores
-    7: "ram",           # system RAM
-    8: "nvme",          # local NVMe capacity
-    9: "network",       # multi-node network
-    10: "covers",       # what the price covers
-}
+# The ten checklist items, numbered and named as in offers.checklist (the quote check and the probe agree).
+ITEMS = dict(CHECKLIST_ITEMS)
 STATUSES = ("confirmed", "differs", "unverifiable")
 
 #: Tolerances. RAM: the kernel's MemTotal is 1-4 % under the installed DIMMs, and a vendor's "GB" may be
