@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "estimate_cmd",
     "probe_cmd",
     "refresh_cmd",
+    "serve_cmd",
 )
 
 for _name in _COMMAND_MODULES:
