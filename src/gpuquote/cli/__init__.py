@@ -32,6 +32,8 @@ _COMMAND_MODULES = (
     "estimate_cmd",
     "probe_cmd",
     "refresh_cmd",
+    "quote_cmd",
+    "tco_cmd",
     "serve_cmd",
 )
 

@@ -9,12 +9,16 @@ from gpuquote.cli.common import print_json
 
 def register(app: typer.Typer) -> None:
     @app.command("import")
-    def import_(source: str = typer.Argument(..., help="azure | aws | gcp | vast | runpod | lambda | skypilot | "
-                                             "shadeform"),
+    def import_(source: str = typer.Argument(..., help="quotes | azure | aws | gcp | vast | runpod | lambda | "
+                                             "skypilot | shadeform"),
                 path: str = typer.Argument(..., help="A response file, or a folder of pages (.json/.csv, .gz ok)."),
                 force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
+                rate: list[str] = typer.Option(None, "--rate", help="quotes: currency override, CUR=USD_PER_UNIT."),
                 as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
-        """Parse a downloaded response into a new snapshot (checked, archived, current if good)."""
+        """Parse a downloaded response (or a quote file) into a new snapshot (checked, archived, current if good)."""
+        if source.strip().lower() == "quotes":
+            _import_quotes(path, rate, as_json)
+            return
         from gpuquote.cli.refresh_cmd import _problems, print_results
         from gpuquote.service.refresh import import_source
 
@@ -24,3 +28,22 @@ def register(app: typer.Typer) -> None:
         else:
             print_results(res["results"])
         raise typer.Exit(_problems(res["results"]))
+
+
+def _import_quotes(path: str, rate: list[str] | None, as_json: bool) -> None:
+    """`gpuquote import quotes FILE`: quotes stored as offers with source quote:<file>; bad quotes named."""
+    import sys
+
+    from gpuquote.cli.common import console
+    from gpuquote.i18n import t
+    from gpuquote.service.quotes import import_quotes
+
+    res = import_quotes(path, rate)
+    if as_json:
+        print_json(res)
+    else:
+        console().print(t("import.done", source=res["source"], imported=res["imported"],
+                          repaired=res.get("repaired", 0), skipped=res.get("skipped", 0)), markup=False)
+    for e in res.get("errors") or []:
+        print(f"{t('error.prefix')}: {e.get('line_text') or e.get('message') or e}", file=sys.stderr)
+    raise typer.Exit(2 if res.get("errors") else 0)

@@ -142,8 +142,8 @@ def register(app: typer.Typer) -> None:
         for col in ("name", "key", "current", "freshness", "endpoint"):
             tbl.add_column(t(f"sources.col.{col}"), overflow="fold")
         for s in data["sources"]:
-            key = "-" if not s["auth_env"] else (t("sources.key_set") if s["key_present"] else
-                                                  t("sources.key_missing", env=s["auth_env"][0]))
+            key = "-" if not s["auth_env"] else t("sources.key_set") if s["key_present"] else (
+                t("sources.key_missing" if s["auth_required"] else "sources.key_optional", env=s["auth_env"][0]))
             cur = s["current"]
             tbl.add_row(s["name"], key, ", ".join(f"{c['source']}#{c['snapshot_id']}" for c in cur) or "-",
                         ", ".join(sorted({c["freshness"] for c in cur})) or "-", s["endpoint"])

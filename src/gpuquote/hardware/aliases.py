@@ -27,7 +27,7 @@ _TOKENS: list[tuple[re.Pattern, str]] = [
     (re.compile(r"nvl"), "nvl"),
     (re.compile(r"mega|hgx|dgx"), "sxm"),
     (re.compile(r"hbm\d?e?"), "hbm"),
-    (re.compile(r"(\d{2,3})gi?b?"), "mem"),
+    (re.compile(r"([1-9]\d{1,2})gi?b?"), "mem"),
 ]
 
 

@@ -52,8 +52,18 @@ def parse_overrides(items: list[str] | None) -> dict[str, float]:
     return out
 
 
-def rate(currency: str, overrides: dict[str, float] | None = None) -> Rate:
+#: Spellings seen in quotes for a currency code (Chinese quotes often say RMB or 元).
+ALIASES = {"RMB": "CNY", "元": "CNY", "人民币": "CNY", "US$": "USD", "$": "USD", "美元": "USD", "€": "EUR",
+           "EURO": "EUR", "欧元": "EUR"}
+
+
+def canonical(currency: str) -> str:
     cur = (currency or "").strip().upper()
+    return ALIASES.get(cur, cur)
+
+
+def rate(currency: str, overrides: dict[str, float] | None = None) -> Rate:
+    cur = canonical(currency)
     if overrides and cur in overrides:
         return Rate(cur, overrides[cur], "override", "--rate")
     tbl = _table()

@@ -29,7 +29,9 @@ class Price(BaseModel):
     @field_validator("currency")
     @classmethod
     def _upper(cls, v: str) -> str:
-        return v.strip().upper()
+        from gpuquote.offers.currency import canonical
+
+        return canonical(v)
 
 
 class InterNode(BaseModel):

@@ -23,7 +23,7 @@ def usd_per_node_hour(price: Price, utilisation: float = 1.0,
     if price.per == "once":
         return None, r
     per_hour = usd / HOURS_PER[price.per]
-    if price.per in PERIODIC:
+    if price.per in PERIODIC or price.term_months:  # a term commitment is owed whether used or not
         per_hour /= max(utilisation, 1e-9)
     return per_hour, r
 

@@ -262,12 +262,12 @@ def history(gpu: str, provider: list[str] | str | None = None, since: str | None
 
 def sources_status(env: Mapping[str, str] | None = None) -> dict:
     """Registered sources: endpoint, key env vars (whether set, never the value), current snapshot and age."""
-    from gpuquote.store import freshness, list_snapshots, read_engine
+    from gpuquote.store import freshness, list_snapshots, open_reader
     from gpuquote.store.rows import AGING_HOURS, FRESH_HOURS
 
     env = os.environ if env is None else env
     try:
-        snaps = list_snapshots(read_engine()[0])
+        snaps = list_snapshots(open_reader())
     except StoreError:
         snaps = []
     out = []
@@ -287,12 +287,12 @@ def sources_status(env: Mapping[str, str] | None = None) -> dict:
 
 def snapshots(source: str | None = None, limit: int = 50) -> dict:
     """Stored snapshots, newest first: status, reason, counts, whether current and whether re-parsable."""
-    from gpuquote.store import freshness, list_snapshots, read_engine
+    from gpuquote.store import freshness, list_snapshots, open_reader, read_engine
     from gpuquote.store.history import snapshot_ids_with_raw
 
     try:
         engine = read_engine()[0]
-        rows = list_snapshots(engine)
+        rows = list_snapshots(open_reader())
         with_raw = snapshot_ids_with_raw(engine)
     except StoreError:
         rows, with_raw = [], set()

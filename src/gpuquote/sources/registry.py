@@ -72,6 +72,7 @@ def names() -> list[str]:
 def get(name: str) -> Adapter:
     key = (name or "").strip().lower()
     if key not in ADAPTERS:
-        raise BadInput(f"source: unknown source '{name}'; accepted: {', '.join(ADAPTERS)}",
-                       field="source", accepted=list(ADAPTERS))
+        accepted = ["quotes", *ADAPTERS]  # `quotes` is imported by the quotes service, not an adapter
+        raise BadInput(f"source: unknown source '{name}'; accepted: {', '.join(accepted)}",
+                       field="source", accepted=accepted)
     return ADAPTERS[key]

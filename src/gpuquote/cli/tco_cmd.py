@@ -1,0 +1,81 @@
+"""`gpuquote tco FILE [--buy ID] [--rent ID] [--utilisation U] [--rate CUR=X] [--json]`: buy versus rent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from gpuquote.cli.common import console, fmt_num, print_json
+from gpuquote.i18n import t
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("tco", help=t("tco.help"))
+    def tco_cmd(
+        file: Path = typer.Argument(..., help="Quote file (.yaml or .csv) holding the purchase and rental quotes."),
+        buy: list[str] = typer.Option(None, "--buy", help="Id of a purchase quote (repeatable; default: all)."),
+        rent: list[str] = typer.Option(None, "--rent", help="Id of a rental quote (repeatable; default: all)."),
+        utilisation: float = typer.Option(1.0, "--utilisation", "-u", help="Fraction of hours used, (0, 1]."),
+        rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT."),
+        as_json: bool = typer.Option(False, "--json", help="JSON output (the same body as the web API)."),
+    ) -> None:
+        from gpuquote.cli.quote_cmd import rates_text, report_errors
+        from gpuquote.service.quotes import tco
+
+        data = tco(file, buy or None, rent or None, utilisation, rate or [])
+        if as_json:
+            print_json(data)
+        else:
+            c = console()
+            c.print(t("quote.rates", rates=rates_text(data["rates"])))
+            for b in data["purchases"]:
+                _render_buy(c, b, data["utilisation"])
+        raise typer.Exit(report_errors(data))
+
+
+def _render_buy(c, b: dict, u: float) -> None:
+    from rich.table import Table
+
+    tc = b["tco"]
+    title = t("tco.title", id=b["id"], price=b["price_text"], gpus=fmt_num(b["gpu_count"], 0),
+              years=f"{tc['years']:g}", u=f"{u:g}")
+    c.print(f"[bold]{title}[/]", highlight=False)
+    tbl = Table()
+    tbl.add_column(t("tco.component"))
+    tbl.add_column("USD", justify="right")
+    for k in ("price_usd", "residual_usd", "power_usd", "hosting_usd", "maintenance_usd", "capital_usd", "total_usd"):
+        v = -tc[k] if k == "residual_usd" else tc[k]
+        tbl.add_row(k.removesuffix("_usd"), fmt_num(v, 0))
+    tbl.add_row("hours used", fmt_num(tc["hours_used"], 0))
+    tbl.add_row(t("col.usd_per_node_hour"), fmt_num(tc["usd_per_node_hour"], 3))
+    tbl.add_row(t("col.usd_per_gpu_hour"), fmt_num(tc["usd_per_gpu_hour"], 3))
+    c.print(tbl)
+    for a in tc["assumptions"]:
+        c.print(f"  [yellow]{a}[/]", highlight=False)
+    c.print(f"  [dim]{tc['formula']}[/]", soft_wrap=True, highlight=False)
+
+    sw = Table(title=t("tco.sweep"))
+    sw.add_column(t("col.utilisation"), justify="right")
+    sw.add_column(t("col.usd_per_gpu_hour"), justify="right")
+    sw.add_column(t("col.total_usd"), justify="right")
+    for s in b["sweep"]:
+        sw.add_row(f"{s['utilisation']:g}", fmt_num(s["usd_per_gpu_hour"], 3), fmt_num(s["total_usd"], 0))
+    c.print(sw)
+
+    if not b["vs"]:
+        return
+    vs = Table(title=t("tco.vs", id=b["id"]))
+    for col in (t("col.rent"), t("col.price"), t("col.usd_per_gpu_hour"), t("col.cheaper"), t("col.break_even_u"),
+                t("col.break_even_months")):
+        vs.add_column(col, justify="left" if col == t("col.rent") else "right", no_wrap=col == t("col.rent"))
+    for r in b["vs"]:
+        verdict = r.get("buy_cheaper")
+        u_be = r.get("break_even_utilisation")
+        vtxt = t(f"tco.verdict.{verdict}", u=f"{u_be:.2f}" if u_be is not None else "") if verdict else "-"
+        vs.add_row(r["rent_id"], r["rent_price_text"], fmt_num(r["rent_usd_per_gpu_hour"], 3), vtxt,
+                   fmt_num(u_be, 2, "-"), fmt_num(r.get("break_even_months"), 1, "-"))
+    c.print(vs)
+    for r in b["vs"]:
+        for msg in filter(None, (r.get("warning"), r.get("reason"))):
+            c.print(f"  [yellow]{r['rent_id']}: {msg}[/]", soft_wrap=True, highlight=False)

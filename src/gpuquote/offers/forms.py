@@ -1,0 +1,117 @@
+"""Pricing forms and their normalisation to USD per GPU-hour and per node-hour.
+
+A quote comes in one of five forms; the form says *what* the amount buys, `price.per` says for
+*how long*:
+
+- `gpu_hour`: the amount is per GPU (per `per`, usually an hour); everything else is per node.
+- `cloud_instance`, `node_rental`, `reserved`: the amount pays for the whole quoted machine
+  (all `gpu_count` GPUs) per `per`.
+- `purchase`: a one-off price for the machine; its hourly cost comes from the TCO model (offers.tco).
+
+Pay-as-you-go prices (per second, minute or hour, no term) are paid only for the hours used.
+A periodic price (day, week, month, year) is owed for the whole period, and a term commitment
+(`term_months`) makes the whole term owed whatever `per` says; both are spread over the hours
+actually used: period hours x utilisation (DESIGN.md section 3: a month is 730 h, a year 8,760 h).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuquote.errors import BadInput
+from gpuquote.offers.currency import Rate, to_usd
+from gpuquote.offers.model import Price
+from gpuquote.offers.normalize import HOURS_PER
+
+FORMS = ("gpu_hour", "cloud_instance", "node_rental", "reserved", "purchase")
+#: `per` values a quote may use (Price also accepts them all).
+PERS = ("second", "minute", "hour", "day", "week", "month", "year", "once")
+PAY_AS_YOU_GO = ("second", "minute", "hour")
+HOURS_PER_MONTH = HOURS_PER["month"]
+HOURS_PER_YEAR = HOURS_PER["year"]
+
+#: Billing granularity words -> seconds (a month is 730 h).
+GRANULARITY_S = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400,
+                 "month": int(HOURS_PER_MONTH * 3600), "year": int(HOURS_PER_YEAR * 3600)}
+
+
+def check_utilisation(utilisation: float) -> float:
+    """0 < U <= 1, else BadInput naming the field."""
+    try:
+        u = float(utilisation)
+    except (TypeError, ValueError):
+        u = float("nan")
+    if not 0 < u <= 1:
+        raise BadInput(f"--utilisation: {utilisation!r} is out of range; accepted: a number in (0, 1], e.g. 0.7",
+                       field="utilisation", accepted=["(0, 1]"])
+    return u
+
+
+def is_committed(price: Price) -> bool:
+    """True when the cost is owed whether the GPUs are used or not (periodic price or a term)."""
+    return price.per not in PAY_AS_YOU_GO or bool(price.term_months)
+
+
+def price_basis(form: str | None) -> str:
+    """'gpu' when the amount is per GPU (form gpu_hour), else 'node' (the whole quoted machine)."""
+    return "gpu" if form == "gpu_hour" else "node"
+
+
+@dataclass
+class Normalised:
+    """A price turned into USD per hour of use, with the figures that explain it."""
+
+    usd_per_node_hour: float | None
+    usd_per_gpu_hour: float | None
+    rate: Rate
+    basis: str  # gpu | node
+    committed: bool
+    formula: str
+    commitment_usd: float | None = None  # total owed for the term (node), when a term is stated
+    notes: list[str] = field(default_factory=list)
+
+
+def normalise_price(price: Price, gpu_count: float | None, *, form: str | None = None, utilisation: float = 1.0,
+                    overrides: dict[str, float] | None = None) -> Normalised:
+    """USD per node-hour and per GPU-hour of *use* for a rental price (not `purchase`: see offers.tco).
+
+    usd_per_hour = amount_usd / hours(per)              (pay as you go)
+                 = amount_usd / hours(per) / U          (periodic price, or any price under a term)
+    a prepaid term (per: once + term_months): amount_usd / (term_months x 730) / U.
+    """
+    u = check_utilisation(utilisation)
+    usd, r = to_usd(price.amount, price.currency, overrides)
+    basis = price_basis(form)
+    notes: list[str] = []
+    commitment = None
+    if price.per == "once":
+        if not price.term_months:
+            raise BadInput("price.per: 'once' without term_months is a purchase; accepted: form: purchase with a "
+                           "tco section, or price.term_months for a prepaid term", field="price.per",
+                           accepted=["form: purchase", "price.term_months"])
+        hours = price.term_months * HOURS_PER_MONTH
+        per_hour = usd / hours / u
+        commitment = usd
+        formula = f"{usd:.6g} USD / ({price.term_months:g} months x 730 h x U={u:g})"
+    else:
+        per_hour = usd / HOURS_PER[price.per]
+        committed = is_committed(price)
+        formula = f"{usd:.6g} USD / {HOURS_PER[price.per]:g} h"
+        if committed:
+            per_hour /= u
+            formula += f" / U={u:g}"
+        if price.term_months:
+            commitment = usd / HOURS_PER[price.per] * price.term_months * HOURS_PER_MONTH
+            notes.append(f"term commitment: {price.term_months:g} months owed in full "
+                         f"({commitment:,.0f} USD{' per GPU' if basis == 'gpu' else ''})")
+    if basis == "gpu":
+        gpu_h = per_hour
+        node_h = per_hour * gpu_count if gpu_count else None
+        if commitment is not None and gpu_count:
+            commitment *= gpu_count
+        formula = f"per GPU: {formula}"
+    else:
+        node_h = per_hour
+        gpu_h = per_hour / gpu_count if gpu_count else None
+        formula = f"per node: {formula}" + (f"; per GPU: / {gpu_count:g}" if gpu_count else "")
+    return Normalised(node_h, gpu_h, r, basis, is_committed(price), formula, commitment, notes)
