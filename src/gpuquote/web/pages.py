@@ -33,7 +33,7 @@ def env():
     import jinja2
 
     e = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                           trim_blocks=True, lstrip_blocks=True)  # lenient: optional keys may be absent
     e.filters["num"] = fmt_num
     e.filters["pct"] = lambda v, d=0: "?" if v is None else f"{v * 100:.{d}f}%"
     return e
@@ -223,7 +223,7 @@ def gpus_page(request: Request):
     all_gpus = list_gpus()
     chosen: list[dict] = []
     resolved: list[dict] = []
-    for name in raw or ["a100-80gb-sxm4", "h100-80gb-sxm5", "h200-141gb-sxm5"]:
+    for name in raw or ["a100-80gb-sxm4", "h100-80gb-sxm5", "h200-141gb-sxm"]:
         try:
             s = show_gpu(name)
         except BadInput:
