@@ -89,7 +89,7 @@ def offers_csv(data: dict) -> str:
 
 
 @router.get("/offers", responses=ERRORS, summary="Current offers with normalised USD per GPU-hour")
-def api_offers(
+async def api_offers(
     gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
     min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
     interconnect: Interconnect | None = None,
