@@ -34,6 +34,7 @@ _COMMAND_MODULES = (
     "refresh_cmd",
     "quote_cmd",
     "tco_cmd",
+    "plan_cmd",
     "serve_cmd",
 )
 

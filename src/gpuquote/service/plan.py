@@ -1,0 +1,82 @@
+"""`plan`: rank catalog offers and quotes by the cost and time to finish a job (CLI and /api/plan)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuquote.errors import BadInput
+from gpuquote.plan import PlanOptions, plan
+from gpuquote.plan.candidates import row_from_offer
+from gpuquote.service.offers import INTERCONNECTS, gpu_filter_ids
+from gpuquote.store import OfferFilter, open_reader, query_offers
+
+UPGRADE_GPUS = ("h100", "h200")
+ADVICE_ROWS_PER_GPU = 300
+
+
+def _load_job(job):
+    from gpuquote.estimate import load_job
+
+    return load_job(job)
+
+
+def _quote_rows(paths: list[str], rate_overrides: dict | None) -> tuple[list[dict], list[dict]]:
+    from gpuquote.offers.quotes import read_quote_file
+
+    rows, errors = [], []
+    for p in paths:
+        parsed = read_quote_file(p, rate_overrides)
+        errors += [e.to_dict() for e in parsed.errors]
+        for q in parsed.quotes:
+            try:
+                rows.append(row_from_offer(q.to_offer(source=f"quote:{Path(p).name}", overrides=rate_overrides),
+                                           rate_overrides))
+            except BadInput as e:
+                errors.append({"id": q.id, "message": str(e)})
+    return rows, errors
+
+
+def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: str | None = None,
+             min_gpus: float | None = None, interconnect: str | None = None, region: str | None = None,
+             spot: bool | None = None, provider: list[str] | str | None = None, max_price_usd: float | None = None,
+             deadline_hours: float | None = None, budget_usd: float | None = None, objective: str = "cost",
+             top: int = 10, interruption_rate: float | None = None, serving_hours: float | None = None,
+             include_catalog: bool = True, rate: list[str] | None = None) -> dict:
+    """Plan a job over the current catalog (filtered like `offers`) plus any quote files."""
+    from gpuquote.offers.currency import parse_overrides
+
+    j = _load_job(job)
+    opts = PlanOptions(objective=objective, deadline_hours=deadline_hours, budget_usd=budget_usd, top=top,
+                       interruption_rate=interruption_rate, serving_hours=serving_hours)
+    opts.check()
+    if interconnect is not None and interconnect not in INTERCONNECTS:
+        raise BadInput(f"--interconnect: '{interconnect}' is not one of {', '.join(INTERCONNECTS)}",
+                       field="interconnect", accepted=list(INTERCONNECTS))
+    overrides = parse_overrides(rate)
+    providers = [p.strip().lower() for x in ([provider] if isinstance(provider, str) else provider or [])
+                 for p in x.split(",") if p.strip()] or None
+    ids = gpu_filter_ids(gpu)[1] if gpu else None
+    rows: list[dict] = []
+    reader = None
+    if include_catalog:
+        reader = open_reader()
+        rows, _ = query_offers(reader, OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect,
+                                                   region=region, spot=spot, providers=providers,
+                                                   max_price_usd=max_price_usd))
+    quote_errors: list[dict] = []
+    if quotes:
+        qrows, quote_errors = _quote_rows(quotes, overrides)
+        rows += qrows
+    advice_rows: list[dict] = []
+    if reader is not None:
+        for fam in UPGRADE_GPUS:
+            arows, _ = query_offers(reader, OfferFilter(gpu_ids=gpu_filter_ids(fam)[1], region=region, spot=spot,
+                                                        limit=ADVICE_ROWS_PER_GPU))
+            advice_rows += arows
+    result = plan(j, rows, opts, advice_rows=advice_rows)
+    result["store"] = reader.where if reader is not None else None
+    result["filters"] = {"gpu": gpu, "min_gpus": min_gpus, "interconnect": interconnect, "region": region,
+                         "spot": spot, "provider": providers, "max_price_usd": max_price_usd,
+                         "quotes": list(quotes or [])}
+    result["quote_errors"] = quote_errors
+    return result
