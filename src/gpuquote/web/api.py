@@ -186,7 +186,12 @@ class PlanRequest(JobInput):
     deadline_hours: float | None = Field(None, gt=0, allow_inf_nan=False)
     budget_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
     objective: Objective = "cost"
-    top: int = Field(20, gt=0, le=500)
+    top: int = Field(10, gt=0, le=500)
+    interruption_rate: float | None = Field(None, ge=0, allow_inf_nan=False,
+                                            description="Spot interruptions per hour (default: the plan's estimate)")
+    serving_hours: float | None = Field(None, gt=0, allow_inf_nan=False, description="Online serving: hours priced")
+    include_catalog: bool = Field(True, description="false: rank only the quotes (CLI --no-catalog)")
+    rates: Rates | None = Field(None, description='Currency overrides for quotes, USD per unit: {"CNY": 0.14}')
 
 
 def run_plan(req: PlanRequest) -> dict:
@@ -195,11 +200,13 @@ def run_plan(req: PlanRequest) -> dict:
     kw = {"gpu": req.gpu, "min_gpus": req.min_gpus, "interconnect": req.interconnect, "region": req.region,
           "spot": req.spot, "provider": req.provider, "max_price_usd": req.max_price_usd,
           "deadline_hours": req.deadline_hours, "budget_usd": req.budget_usd, "objective": req.objective,
-          "top": req.top}
+          "top": req.top, "interruption_rate": req.interruption_rate, "serving_hours": req.serving_hours,
+          "include_catalog": req.include_catalog,
+          "rate": [f"{k}={v!r}" for k, v in common.rate_overrides(req.rates).items()] or None}
     if req.quotes_yaml and req.quotes_yaml.strip():
         fmt = common.quote_format(req.quotes_yaml, req.quotes_format, None)
         with common.temp_quote_file(req.quotes_yaml, fmt) as path:
-            return plan_job(job, quotes=[path], **kw)
+            return plan_job(job, quotes=[str(path)], **kw)
     return plan_job(job, quotes=None, **kw)
 
 

@@ -268,7 +268,7 @@ def _plan_form_defaults(request: Request) -> dict:
     chosen = next((e for e in ex if e["id"] == want), ex[0] if ex else None)
     return {"example": chosen["id"] if chosen else "", "job_yaml": chosen["text"] if chosen else "", "gpu": "",
             "min_gpus": "", "interconnect": "", "region": "", "spot": "", "provider": "", "max_price_usd": "",
-            "deadline_hours": "", "budget_usd": "", "objective": "cost", "top": "20", "quotes_yaml": ""}
+            "deadline_hours": "", "budget_usd": "", "objective": "cost", "top": "10", "quotes_yaml": ""}
 
 
 @router.get("/plan")
@@ -300,7 +300,7 @@ async def plan_submit(request: Request):
             deadline_hours=opt_float(form.get("deadline_hours"), "deadline_hours", gt=0),
             budget_usd=opt_float(form.get("budget_usd"), "budget_usd", gt=0),
             objective=opt_choice(form.get("objective"), "objective", ("cost", "time", "balanced")) or "cost",
-            top=opt_int(form.get("top"), "top", le=500) or 20)
+            top=opt_int(form.get("top"), "top", le=500) or 10)
         if wants_json(request, form):
             return json_twin(run_plan(req))
         from gpuquote.service.estimate import estimate_job
