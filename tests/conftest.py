@@ -30,12 +30,45 @@ def shared_dir() -> Path:
     return p
 
 
+PG_URL = os.environ.get("GPUQUOTE_TEST_PG", "").strip()
+
+
+def pytest_generate_tests(metafunc):
+    """Tests marked db_backends run on SQLite, and again on PostgreSQL when GPUQUOTE_TEST_PG is set."""
+    if metafunc.definition.get_closest_marker("db_backends") and "db_backend" in metafunc.fixturenames:
+        metafunc.parametrize("db_backend", ["sqlite", "postgres"] if PG_URL else ["sqlite"], indirect=True)
+
+
+@pytest.fixture
+def db_backend(request, monkeypatch):
+    """sqlite (the default), or a fresh PostgreSQL schema for this test (dropped afterwards)."""
+    backend = getattr(request, "param", "sqlite")
+    if backend != "postgres":
+        yield backend
+        return
+    import uuid
+
+    psycopg = pytest.importorskip("psycopg")
+    schema = f"gq_test_{uuid.uuid4().hex[:12]}"
+    admin_url = PG_URL.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        c.execute(f'CREATE SCHEMA "{schema}"')
+    sep = "&" if "?" in PG_URL else "?"
+    monkeypatch.setenv("GPUQUOTE_DB", f"{PG_URL}{sep}options=-csearch_path%3D{schema}")
+    try:
+        yield backend
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as c:
+            c.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    """Every test gets its own empty user data dir; nothing touches the real store."""
+def isolated_home(tmp_path, monkeypatch, db_backend):
+    """Every test gets its own empty user data dir (or PostgreSQL schema); nothing touches the real store."""
     home = tmp_path / "gpuquote-home"
     monkeypatch.setenv("GPUQUOTE_HOME", str(home))
-    monkeypatch.delenv("GPUQUOTE_DB", raising=False)
+    if db_backend == "sqlite":
+        monkeypatch.delenv("GPUQUOTE_DB", raising=False)
     monkeypatch.setenv("GPUQUOTE_LANG", "en")
     return home
 

@@ -9,6 +9,8 @@ import pytest
 from gpuquote.offers import Offer, Price
 from gpuquote.store import OfferFilter, import_offers, list_snapshots, open_reader, query_offers, write_engine
 
+pytestmark = pytest.mark.db_backends  # again on PostgreSQL when GPUQUOTE_TEST_PG is set
+
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 

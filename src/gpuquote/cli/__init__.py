@@ -35,6 +35,7 @@ _COMMAND_MODULES = (
     "quote_cmd",
     "tco_cmd",
     "plan_cmd",
+    "serve_cmd",
 )
 
 for _name in _COMMAND_MODULES:

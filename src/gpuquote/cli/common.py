@@ -2,30 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from datetime import date, datetime
 from typing import Any
 
-
-def _default(o: Any) -> Any:
-    if isinstance(o, datetime | date):
-        return o.isoformat()
-    if hasattr(o, "model_dump"):
-        return o.model_dump(mode="json")
-    if hasattr(o, "to_dict"):
-        return o.to_dict()
-    if isinstance(o, set | tuple):
-        return list(o)
-    try:  # numpy scalars
-        return o.item()
-    except AttributeError:
-        raise TypeError(f"not JSON serialisable: {type(o).__name__}") from None
-
-
-def dumps(data: Any) -> str:
-    """The one JSON encoding used by the CLI's --json and the web API."""
-    return json.dumps(data, default=_default, ensure_ascii=False, indent=2)
+from gpuquote.service.encoding import _default, dumps  # noqa: F401  (shared with the web API)
 
 
 def print_json(data: Any) -> None:

@@ -7,6 +7,7 @@ from gpuquote.hardware import INTRA_NODE, group_ids, members, resolve
 from gpuquote.store import SORT_COLUMNS, OfferFilter, distinct_providers, open_reader, query_offers
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
+FORM_FILTERS = ("pcie", "sxm", "oam", "other")
 
 
 def gpu_filter_ids(gpu: str) -> tuple[str, list[str]]:
@@ -16,11 +17,36 @@ def gpu_filter_ids(gpu: str) -> tuple[str, list[str]]:
     return r.id, [g for g in group_ids() if set(members(g)) <= want]
 
 
+def narrow_ids(ids: list[str] | None, memory_gib: float | None, form_factor: str | None) -> list[str] | None:
+    """Keep the group ids whose every SKU has this memory (within 7%) and form factor (web page filters)."""
+    if memory_gib is None and form_factor is None:
+        return ids
+    from gpuquote.hardware import load_gpus
+
+    gpus = load_gpus()
+
+    def ok(m: str) -> bool:
+        g = gpus[m]
+        return ((memory_gib is None or abs(g.memory_gib - memory_gib) <= 0.07 * g.memory_gib)
+                and (form_factor is None or g.form_factor == form_factor))
+
+    return [g for g in (group_ids() if ids is None else ids) if members(g) and all(ok(m) for m in members(g))]
+
+
 def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconnect: str | None = None,
                 region: str | None = None, spot: bool | None = None, provider: list[str] | str | None = None,
                 max_price_usd: float | None = None, sort: str = "price", descending: bool = False,
-                limit: int | None = None) -> dict:
-    """Current offers matching the filters, cheapest $/GPU-hour first by default."""
+                limit: int | None = None, memory_gib: float | None = None, form_factor: str | None = None) -> dict:
+    """Current offers matching the filters, cheapest $/GPU-hour first by default.
+
+    memory_gib / form_factor narrow the GPU filter to SKUs (and families) whose members all match, so an
+    offer known only as a bare `a100` never passes a memory filter.
+    """
+    if form_factor is not None and form_factor not in FORM_FILTERS:
+        raise BadInput(f"--form-factor: '{form_factor}' is not one of {', '.join(FORM_FILTERS)}",
+                       field="form_factor", accepted=list(FORM_FILTERS))
+    if memory_gib is not None and memory_gib <= 0:
+        raise BadInput(f"--memory-gib: must be > 0, got {memory_gib}", field="memory_gib")
     if interconnect is not None and interconnect not in INTERCONNECTS:
         raise BadInput(f"--interconnect: '{interconnect}' is not one of {', '.join(INTERCONNECTS)}",
                        field="interconnect", accepted=list(INTERCONNECTS))
@@ -38,6 +64,7 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     gpu_id, ids = (None, None)
     if gpu:
         gpu_id, ids = gpu_filter_ids(gpu)
+    ids = narrow_ids(ids, memory_gib, form_factor)
     reader = open_reader()
     where = reader.where
     f = OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
@@ -45,7 +72,8 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     rows, total = query_offers(reader, f)
     return {
         "filters": {"gpu": gpu_id, "min_gpus": min_gpus, "interconnect": interconnect, "region": region,
-                    "spot": spot, "provider": providers, "max_price_usd": max_price_usd, "sort": sort},
+                    "spot": spot, "provider": providers, "max_price_usd": max_price_usd, "sort": sort,
+                    "memory_gib": memory_gib, "form_factor": form_factor},
         "store": where,
         "count": total,
         "providers": distinct_providers(reader, f) if limit and total > len(rows) else sorted(
@@ -54,4 +82,4 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     }
 
 
-__all__ = ["INTERCONNECTS", "INTRA_NODE", "gpu_filter_ids", "list_offers"]
+__all__ = ["FORM_FILTERS", "INTERCONNECTS", "INTRA_NODE", "gpu_filter_ids", "list_offers", "narrow_ids"]

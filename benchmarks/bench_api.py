@@ -1,0 +1,152 @@
+"""Benchmark the JSON API on loopback: 50 concurrent keep-alive clients, bounded request count and time.
+
+Targets (issue 7), on a 2-core machine: p99 < 50 ms for /api/offers, < 200 ms for /api/plan.
+The server runs as its own process (`uvicorn gpuquote.web.app:app`, --workers N) on 127.0.0.1; the
+client is a small asyncio HTTP/1.1 client (cheap, so it steals little CPU from the server on 2 cores).
+Each endpoint is measured with the response cache on (the default) and off (GPUQUOTE_WEB_CACHE=0).
+
+Run: python benchmarks/bench_api.py [--clients 50] [--requests 2000] [--max-seconds 60] [--workers 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+OFFERS = "/api/offers?gpu=a100-80gb&limit=50"
+OFFERS_ALL_A100 = "/api/offers?gpu=a100"
+PLAN_BODY = {"example": "qlora-7b", "top": 20}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, workers: int, cache: bool, home: str) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"), GPUQUOTE_HOME=home,
+               GPUQUOTE_WEB_CACHE="1" if cache else "0")
+    env.pop("GPUQUOTE_DB", None)
+    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "gpuquote.web.app:app", "--host", "127.0.0.1",
+                             "--port", str(port), "--workers", str(workers), "--log-level", "warning",
+                             "--no-access-log"], env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("server did not start")
+
+
+async def request(reader, writer, method: str, path: str, body: bytes | None) -> tuple[int, int]:
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    if body is not None:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    writer.write(head.encode() + b"\r\n" + (body or b""))
+    await writer.drain()
+    raw = await reader.readuntil(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    length = next(int(v) for k, _, v in (ln.partition(":") for ln in lines[1:]) if k.lower() == "content-length")
+    await reader.readexactly(length)
+    return status, length
+
+
+async def drive(port: int, method: str, path: str, body: dict | None, clients: int, total: int,
+                max_seconds: float) -> dict:
+    payload = json.dumps(body).encode() if body is not None else None
+    lat: list[float] = []
+    statuses: dict[int, int] = {}
+    sizes: list[int] = []
+    remaining = total
+    stop = time.monotonic() + max_seconds
+
+    async def client():
+        nonlocal remaining
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            while remaining > 0 and time.monotonic() < stop:
+                remaining -= 1
+                t = time.perf_counter()
+                st, n = await request(reader, writer, method, path, payload)
+                lat.append(time.perf_counter() - t)
+                statuses[st] = statuses.get(st, 0) + 1
+                sizes.append(n)
+        finally:
+            writer.close()
+
+    # warm-up: one request (imports, first query, cache fill) is not measured
+    r, w = await asyncio.open_connection("127.0.0.1", port)
+    await request(r, w, method, path, payload)
+    w.close()
+    t0 = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    wall = time.perf_counter() - t0
+    lat.sort()
+
+    def pct(p: float) -> float:
+        return lat[min(len(lat) - 1, int(p * len(lat)))] * 1000 if lat else float("nan")
+
+    return {"requests": len(lat), "wall_s": wall, "rps": len(lat) / wall if wall else 0.0, "p50_ms": pct(0.50),
+            "p99_ms": pct(0.99), "max_ms": lat[-1] * 1000 if lat else float("nan"),
+            "mean_ms": statistics.fmean(lat) * 1000 if lat else float("nan"), "statuses": statuses,
+            "bytes": int(statistics.fmean(sizes)) if sizes else 0}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--requests", type=int, default=2000, help="requests per endpoint and mode (bounded)")
+    ap.add_argument("--max-seconds", type=float, default=60.0, help="time bound per endpoint and mode")
+    ap.add_argument("--workers", type=int, default=1)
+    args = ap.parse_args()
+    print(f"{args.clients} concurrent clients, up to {args.requests} requests / {args.max_seconds:g} s per row, "
+          f"server: uvicorn --workers {args.workers}, {os.cpu_count()} CPUs, embedded snapshot store")
+    print(f"{'endpoint':44} {'cache':5} {'n':>6} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+          f"{'bytes':>8}  status")
+    targets = {"offers": 50.0, "plan": 200.0}
+    verdicts = []
+    for cache in (True, False):
+        home = tempfile.mkdtemp(prefix="gpuquote-bench-")
+        port = free_port()
+        proc = start_server(port, args.workers, cache, home)
+        try:
+            for name, method, path, body in (("offers", "GET", OFFERS, None),
+                                             ("offers", "GET", OFFERS_ALL_A100, None),
+                                             ("plan", "POST", "/api/plan", PLAN_BODY)):
+                res = asyncio.run(drive(port, method, path, body, args.clients, args.requests, args.max_seconds))
+                label = f"{method} {path}" if body is None else f"{method} {path} {json.dumps(body)}"
+                st = ", ".join(f"{k}x{v}" for k, v in sorted(res["statuses"].items()))
+                print(f"{label[:44]:44} {'on' if cache else 'off':5} {res['requests']:>6} {res['rps']:>8.0f} "
+                      f"{res['p50_ms']:>8.1f} {res['p99_ms']:>8.1f} {res['max_ms']:>8.1f} {res['bytes']:>8}  {st}")
+                if set(res["statuses"]) != {200}:
+                    verdicts.append(f"{label} (cache {'on' if cache else 'off'}): not all 200 ({st}); no verdict")
+                elif path == OFFERS or name == "plan":
+                    ok = res["p99_ms"] < targets[name]
+                    verdicts.append(f"{label} (cache {'on' if cache else 'off'}): p99 {res['p99_ms']:.1f} ms "
+                                    f"{'<' if ok else '>='} target {targets[name]:g} ms: {'PASS' if ok else 'MISS'}")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    print()
+    for v in verdicts:
+        print(v)
+
+
+if __name__ == "__main__":
+    main()

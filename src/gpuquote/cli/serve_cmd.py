@@ -1,0 +1,36 @@
+"""`gpuquote serve`: the web pages and the JSON API (uvicorn), on 127.0.0.1 unless told otherwise."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("serve")
+    def serve(
+        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; 127.0.0.1 (this machine only) unless "
+                                 "you mean to expose it (then put a reverse proxy in front: docs/deploy.md)."),
+        port: int = typer.Option(8000, "--port", help="TCP port; 0 picks a free one."),
+        workers: int = typer.Option(1, "--workers", help="Worker processes (use PostgreSQL via GPUQUOTE_DB for a "
+                                    "shared store)."),
+        log_level: str = typer.Option("info", "--log-level", help="critical | error | warning | info | debug"),
+    ) -> None:
+        """Serve the web page and the JSON API (/api/..., OpenAPI at /openapi.json)."""
+        from gpuquote.errors import BadInput
+
+        if not 0 <= port <= 65535:
+            raise BadInput(f"--port: must be 0..65535, got {port}", field="port")
+        if workers < 1 or workers > 64:
+            raise BadInput(f"--workers: must be 1..64, got {workers}", field="workers")
+        levels = ("critical", "error", "warning", "info", "debug")
+        if log_level not in levels:
+            raise BadInput(f"--log-level: '{log_level}' is not one of {', '.join(levels)}", field="log_level",
+                           accepted=list(levels))
+        try:
+            import uvicorn
+        except ImportError:
+            raise BadInput("serve: the web extra is not installed; pip install 'gpuquote[web]'",
+                           field="serve") from None
+        # An import string so that --workers N can start N processes.
+        uvicorn.run("gpuquote.web.app:app", host=host, port=port, workers=workers, log_level=log_level,
+                    proxy_headers=True, forwarded_allow_ips="127.0.0.1", server_header=False)

@@ -1,0 +1,304 @@
+"""JSON API under /api: each route calls one service function and returns its dict unchanged.
+
+The body of a request equals `gpuquote <command> --json` for the same arguments (same function, same
+encoding). Jobs and quote files arrive as text (or a shipped example's id), never as a server path.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, Form, Query, UploadFile
+from fastapi import Path as PathParam
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from gpuquote.service.encoding import dumps
+from gpuquote.web import common
+
+
+class GQJSON(Response):
+    """JSON with the CLI's encoding, so `--json` and the API body are the same bytes."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content).encode("utf-8")
+
+
+router = APIRouter(prefix="/api", default_response_class=GQJSON)
+
+ERROR_SCHEMA = {
+    "description": "Bad input: the message names the field and, where a fixed set exists, the accepted values.",
+    "content": {"application/json": {"schema": {"type": "object", "required": ["error", "field"], "properties": {
+        "error": {"type": "string"}, "field": {"type": ["string", "null"]},
+        "accepted": {"type": ["array", "null"], "items": {"type": "string"}}}}}},
+}
+ERRORS: dict[int | str, dict[str, Any]] = {400: ERROR_SCHEMA, 422: ERROR_SCHEMA}
+
+SortKey = Literal["price", "usd_per_gpu_hour", "node_price", "usd_per_node_hour", "provider", "region", "gpu",
+                  "gpu_id", "count", "gpu_count", "fetched", "fetched_at", "memory", "vcpus", "ram", "sku"]
+Interconnect = Literal["nvswitch", "nvlink", "pcie"]
+FormFactor = Literal["pcie", "sxm", "oam", "other"]
+Objective = Literal["cost", "time", "balanced"]
+QuoteFormat = Literal["yaml", "csv"]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Rates = dict[Annotated[str, Field(min_length=3, max_length=3, pattern=r"^[A-Za-z]{3}$")], Positive]
+
+
+def offers_args(
+    gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
+    min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="At least this many GPUs")] = None,
+    interconnect: Interconnect | None = None,
+    region: Annotated[str | None, Query(max_length=100, description="Region id or prefix")] = None,
+    spot: Annotated[bool | None, Query(description="true: only spot, false: only on-demand")] = None,
+    provider: Annotated[list[str] | None, Query(max_length=50, description="Provider id(s), repeat or comma")] = None,
+    max_price_usd: Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="Max USD per GPU-hour")] = None,
+    sort: SortKey = "price",
+    desc: bool = False,
+    limit: Annotated[int | None, Query(gt=0, le=100000)] = None,
+    memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="GPU memory, GiB")] = None,
+    form_factor: FormFactor | None = None,
+) -> dict:
+    return {"gpu": gpu or None, "min_gpus": min_gpus, "interconnect": interconnect, "region": region or None,
+            "spot": spot, "provider": provider, "max_price_usd": max_price_usd, "sort": sort, "descending": desc,
+            "limit": limit, "memory_gib": memory_gib, "form_factor": form_factor}
+
+
+# CSV columns of `gpuquote offers --csv` (tests/test_web_api.py checks the two stay byte-identical).
+CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
+               "form_factor", "intra_node", "vcpus", "ram_gib", "nvme_gib", "inter_node_kind", "inter_node_gbps",
+               "price_amount", "price_currency", "price_per", "spot", "usd_per_gpu_hour", "usd_per_node_hour",
+               "billing_granularity_s", "source", "fetched_at", "freshness"]
+
+
+def offers_csv(data: dict) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for r in data["offers"]:
+        d = dict(r)
+        d.update(inter_node_kind=r["inter_node"]["kind"], inter_node_gbps=r["inter_node"]["gbps_per_node"],
+                 price_amount=r["price"]["amount"], price_currency=r["price"]["currency"],
+                 price_per=r["price"]["per"])
+        w.writerow({k: ("" if d.get(k) is None else d.get(k)) for k in CSV_COLUMNS})
+    return buf.getvalue()
+
+
+@router.get("/offers", responses=ERRORS, summary="Current offers with normalised USD per GPU-hour")
+async def api_offers(
+    gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
+    min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
+    interconnect: Interconnect | None = None,
+    region: Annotated[str | None, Query(max_length=100)] = None,
+    spot: bool | None = None,
+    provider: Annotated[list[str] | None, Query(max_length=50)] = None,
+    max_price_usd: Annotated[float | None, Query(ge=0, allow_inf_nan=False)] = None,
+    sort: SortKey = "price",
+    desc: bool = False,
+    limit: Annotated[int | None, Query(gt=0, le=100000)] = None,
+    memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
+    form_factor: FormFactor | None = None,
+    format: Literal["json", "csv"] = "json",
+):
+    """The body of `gpuquote offers --json` for the same filters (`format=csv`: `--csv`)."""
+    from gpuquote.service.offers import list_offers
+
+    data = list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd, sort, desc,
+                                     limit, memory_gib, form_factor))
+    if format == "csv":
+        return Response(offers_csv(data), media_type="text/csv; charset=utf-8",
+                        headers={"content-disposition": 'attachment; filename="gpuquote-offers.csv"'})
+    return data
+
+
+@router.get("/gpus", responses=ERRORS, summary="The GPU catalog with the source of every figure")
+def api_gpus():
+    """The body of `gpuquote gpus --json`."""
+    from gpuquote.service.catalog import list_gpus
+
+    return list_gpus()
+
+
+@router.get("/gpus/{name}", responses=ERRORS, summary="One GPU or family by any alias")
+def api_gpu(name: Annotated[str, PathParam(max_length=100)]):
+    """The body of `gpuquote gpus show NAME --json`."""
+    from gpuquote.service.catalog import show_gpu
+
+    return show_gpu(name)
+
+
+@router.get("/history", responses=ERRORS, summary="Price over time per provider (USD per GPU-hour per day)")
+def api_history(
+    gpu: Annotated[str, Query(min_length=1, max_length=100, description="GPU id or alias")],
+    provider: Annotated[list[str] | None, Query(max_length=50)] = None,
+    since: Annotated[str | None, Query(max_length=20, description="YYYY-MM-DD or Nd")] = None,
+    spot: bool = False,
+):
+    """The body of `gpuquote history --gpu ID --json`."""
+    from gpuquote.service.refresh import history
+
+    return history(gpu, provider=provider, since=since, spot=spot)
+
+
+@router.get("/examples", summary="The shipped example jobs and quote files (their text)")
+def api_examples():
+    return common.examples()
+
+
+class JobInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    job: dict[str, Any] | None = Field(None, description="The job as a mapping (DESIGN.md section 3)")
+    job_yaml: str | None = Field(None, max_length=common.MAX_TEXT_CHARS, description="The job file's YAML/JSON text")
+    example: str | None = Field(None, max_length=100, description="A shipped example job id (see /api/examples)")
+
+
+class EstimateRequest(JobInput):
+    gpu: str | None = Field(None, max_length=100)
+    gpus: int | None = Field(None, gt=0, le=100000)
+    hardware: dict[str, Any] | None = None
+
+
+@router.post("/estimate", responses=ERRORS, summary="Memory, GPU count, throughput and time for a job")
+def api_estimate(req: EstimateRequest):
+    """The body of `gpuquote estimate JOB --json`."""
+    from gpuquote.service.estimate import estimate_job
+
+    job = common.parse_job(req.job, req.job_yaml, req.example)
+    return estimate_job(job, gpu=req.gpu, gpus=req.gpus, hardware=req.hardware)
+
+
+class PlanRequest(JobInput):
+    quotes_yaml: str | None = Field(None, max_length=common.MAX_TEXT_CHARS,
+                                    description="A quote file's text to rank beside the catalog offers")
+    quotes_format: QuoteFormat | None = None
+    gpu: str | None = Field(None, max_length=100)
+    min_gpus: int | None = Field(None, gt=0, le=100000)
+    interconnect: Interconnect | None = None
+    region: str | None = Field(None, max_length=100)
+    spot: bool | None = None
+    provider: list[Annotated[str, Field(max_length=50)]] | None = Field(None, max_length=50)
+    max_price_usd: float | None = Field(None, ge=0, allow_inf_nan=False)
+    deadline_hours: float | None = Field(None, gt=0, allow_inf_nan=False)
+    budget_usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    objective: Objective = "cost"
+    top: int = Field(10, gt=0, le=500)
+    interruption_rate: float | None = Field(None, ge=0, allow_inf_nan=False,
+                                            description="Spot interruptions per hour (default: the plan's estimate)")
+    serving_hours: float | None = Field(None, gt=0, allow_inf_nan=False, description="Online serving: hours priced")
+    include_catalog: bool = Field(True, description="false: rank only the quotes (CLI --no-catalog)")
+    rates: Rates | None = Field(None, description='Currency overrides for quotes, USD per unit: {"CNY": 0.14}')
+
+
+def run_plan(req: PlanRequest) -> dict:
+    plan_job = common.service("plan", "plan_job")
+    job = common.parse_job(req.job, req.job_yaml, req.example)
+    kw = {"gpu": req.gpu, "min_gpus": req.min_gpus, "interconnect": req.interconnect, "region": req.region,
+          "spot": req.spot, "provider": req.provider, "max_price_usd": req.max_price_usd,
+          "deadline_hours": req.deadline_hours, "budget_usd": req.budget_usd, "objective": req.objective,
+          "top": req.top, "interruption_rate": req.interruption_rate, "serving_hours": req.serving_hours,
+          "include_catalog": req.include_catalog,
+          "rate": [f"{k}={v!r}" for k, v in common.rate_overrides(req.rates).items()] or None}
+    if req.quotes_yaml and req.quotes_yaml.strip():
+        fmt = common.quote_format(req.quotes_yaml, req.quotes_format, None)
+        with common.temp_quote_file(req.quotes_yaml, fmt) as path:
+            return plan_job(job, quotes=[str(path)], **kw)
+    return plan_job(job, quotes=None, **kw)
+
+
+@router.post("/plan", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Offers ranked by the cost and time to "
+             "finish a job")
+def api_plan(req: PlanRequest):
+    """The body of `gpuquote plan JOB ... --json`."""
+    return run_plan(req)
+
+
+class QuoteCheckRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(..., max_length=common.MAX_TEXT_CHARS, description="The quote file's YAML or CSV text")
+    format: QuoteFormat | None = None
+    name: str | None = Field(None, max_length=200, description="A name to show for the file")
+    utilisation: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
+    rates: Rates | None = Field(None, description='Currency overrides, USD per unit: {"CNY": 0.14}')
+
+
+def run_quote_check(text: str, fmt: str | None, name: str | None, utilisation: float, rates) -> dict:
+    check_quotes = common.service("quotes", "check_quotes")
+    text = common.check_text(text, "text")
+    fmt = common.quote_format(text, fmt, name)
+    return check_quotes(text, utilisation, common.rate_overrides(rates), fmt=fmt, name=name or f"<pasted {fmt}>")
+
+
+@router.post("/quote-check", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Normalised prices, the 10-item "
+             "checklist and comparability of a quote file")
+def api_quote_check(req: QuoteCheckRequest):
+    """The body of `gpuquote quote check FILE --json`."""
+    return run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates)
+
+
+async def read_upload(file: UploadFile) -> str:
+    raw = await file.read(common.MAX_TEXT_CHARS + 1)
+    if len(raw) > common.MAX_TEXT_CHARS:
+        from gpuquote.errors import BadInput
+
+        raise BadInput(f"file: at most {common.MAX_TEXT_CHARS} bytes", field="file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        from gpuquote.errors import BadInput
+
+        raise BadInput("file: not UTF-8 text; upload a YAML or CSV quote file", field="file") from None
+
+
+@router.post("/quote-check/upload", responses={**ERRORS, 413: ERROR_SCHEMA, 501: ERROR_SCHEMA},
+             summary="quote-check for an uploaded file (multipart)")
+async def api_quote_check_upload(
+    file: Annotated[UploadFile, File(description="A .yaml/.yml or .csv quote file")],
+    utilisation: Annotated[float, Form(gt=0, le=1, allow_inf_nan=False)] = 1.0,
+    rate: Annotated[str | None, Form(max_length=500, description="CUR=USD_PER_UNIT, comma separated")] = None,
+):
+    text = await read_upload(file)
+    return run_quote_check(text, None, file.filename, utilisation, rate)
+
+
+class TcoRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(..., max_length=common.MAX_TEXT_CHARS, description="The quote file's YAML or CSV text")
+    format: QuoteFormat | None = None
+    name: str | None = Field(None, max_length=200)
+    buy: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=50)
+    rent: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=50)
+    utilisation: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
+    rates: Rates | None = None
+
+
+def run_tco(req: TcoRequest) -> dict:
+    tco = common.service("quotes", "tco")
+    text = common.check_text(req.text, "text")
+    fmt = common.quote_format(text, req.format, req.name)
+    return tco(text, buy=req.buy or None, rent=req.rent or None, utilisation=req.utilisation,
+               rate_overrides=common.rate_overrides(req.rates), fmt=fmt, name=req.name or f"<pasted {fmt}>")
+
+
+@router.post("/tco", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Buy vs rent: purchase TCO and break-even")
+def api_tco(req: TcoRequest):
+    """The body of `gpuquote tco FILE --json`."""
+    return run_tco(req)
+
+
+@router.get("/health", summary="Liveness and which store answers")
+def api_health():
+    from gpuquote import __version__
+    from gpuquote.store import open_reader
+
+    r = open_reader()
+    try:
+        return {"status": "ok", "version": __version__, "store": r.where}
+    finally:
+        r.close()

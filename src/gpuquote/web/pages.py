@@ -1,0 +1,428 @@
+"""HTML pages (Jinja2, autoescaped). Each page `/x` has a JSON twin: `/api/x`, or `/x?format=json`.
+
+Pages parse form input leniently (an empty field means "any") and hand the same arguments to the same
+service function as the API; a BadInput is shown in the page, naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from gpuquote.errors import BadInput
+from gpuquote.i18n import LANGS, t
+from gpuquote.service.encoding import dumps
+from gpuquote.web import charts, common
+
+router = APIRouter(include_in_schema=False)
+TEMPLATES = Path(__file__).parent / "templates"
+NAV = (("offers", "/offers"), ("plan", "/plan"), ("quote_check", "/quote-check"), ("tco", "/tco"),
+       ("gpus", "/gpus"), ("history", "/history"))
+HTML_OFFERS_LIMIT = 200
+MEMORY_CHOICES = (16, 24, 32, 40, 48, 80, 94, 96, 141, 180, 192)
+
+
+@lru_cache(maxsize=1)
+def env():
+    import jinja2
+
+    e = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                           trim_blocks=True, lstrip_blocks=True)  # lenient: optional keys may be absent
+    e.filters["num"] = fmt_num
+    e.filters["pct"] = lambda v, d=0: "?" if v is None else f"{v * 100:.{d}f}%"
+    return e
+
+
+def fmt_num(v: Any, digits: int = 2, unknown: str = "?") -> str:
+    if v is None:
+        return unknown
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if math.isinf(v) or math.isnan(v):
+            return str(v)
+        if v.is_integer() and abs(v) < 1e15 and digits == 0:
+            return f"{int(v):,}"
+        return f"{v:,.{digits}f}"
+    return str(v)
+
+
+def lang_of(request: Request) -> str:
+    return common.pick_lang(request.query_params.get("lang"), request.cookies.get(common.LANG_COOKIE),
+                            request.headers.get("accept-language"))
+
+
+def render(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    lang = lang_of(request)
+    params = [(k, v) for k, v in request.query_params.multi_items() if k != "lang"]
+    switch = {code: f"{request.url.path}?{urlencode([*params, ('lang', code)])}" for code in LANGS}
+
+    def _(key: str, **kw: Any) -> str:
+        return t(key, lang, **kw)
+
+    page = ctx.pop("page", "")
+    html = env().get_template(template).render(_=_, lang=lang, nav=NAV, page=page, switch=switch,
+                                               path=request.url.path, **ctx)
+    resp = HTMLResponse(html, status_code=status)
+    if request.query_params.get("lang"):
+        resp.set_cookie(common.LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax", httponly=True)
+    return resp
+
+
+def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    return render(request, "error.html", status=status, page="", message=message, status_code=status)
+
+
+def json_twin(data: Any, status: int = 200) -> Response:
+    return Response(dumps(data), status_code=status, media_type="application/json")
+
+
+def wants_json(request: Request, form: dict | None = None) -> bool:
+    return request.query_params.get("format") == "json" or (form or {}).get("format") == "json"
+
+
+# --- lenient form parsing: "" is "any"; a bad value is BadInput naming the field ---------------------------------
+
+def opt_str(v: Any, field: str, max_len: int = 200) -> str | None:
+    if v is None:
+        return None
+    s = str(v).strip()
+    if len(s) > max_len:
+        raise BadInput(f"{field}: at most {max_len} characters", field=field)
+    return s or None
+
+
+def opt_float(v: Any, field: str, *, gt: float | None = None, ge: float | None = None,
+              le: float | None = None) -> float | None:
+    s = opt_str(v, field, 50)
+    if s is None:
+        return None
+    try:
+        x = float(s)
+    except ValueError:
+        raise BadInput(f"{field}: '{s}' is not a number", field=field) from None
+    if not math.isfinite(x) or (gt is not None and x <= gt) or (ge is not None and x < ge) or \
+            (le is not None and x > le):
+        bound = " and ".join(b for b in ((f"> {gt:g}" if gt is not None else ""),
+                                         (f">= {ge:g}" if ge is not None else ""),
+                                         (f"<= {le:g}" if le is not None else "")) if b)
+        raise BadInput(f"{field}: must be a finite number {bound}, got {s}", field=field)
+    return x
+
+
+def opt_int(v: Any, field: str, *, gt: int = 0, le: int = 100000) -> int | None:
+    x = opt_float(v, field, gt=gt, le=le)
+    if x is None:
+        return None
+    if not x.is_integer():
+        raise BadInput(f"{field}: must be a whole number, got {x:g}", field=field)
+    return int(x)
+
+
+def opt_choice(v: Any, field: str, choices: tuple[str, ...]) -> str | None:
+    s = opt_str(v, field, 50)
+    if s is not None and s not in choices:
+        raise BadInput(f"{field}: '{s}' is not one of {', '.join(choices)}", field=field, accepted=list(choices))
+    return s
+
+
+def opt_bool(v: Any, field: str) -> bool | None:
+    s = opt_str(v, field, 10)
+    if s is None:
+        return None
+    if s.lower() in ("1", "true", "yes", "on", "spot"):
+        return True
+    if s.lower() in ("0", "false", "no", "off", "on-demand", "ondemand"):
+        return False
+    raise BadInput(f"{field}: '{s}' is not one of true, false", field=field, accepted=["true", "false"])
+
+
+def providers_of(values: list[str]) -> list[str] | None:
+    out = [p.strip() for v in values for p in v.split(",") if p.strip()]
+    return out or None
+
+
+# --- pages ---------------------------------------------------------------------------------------------------
+
+@router.get("/")
+def index(request: Request):
+    q = request.url.query
+    return RedirectResponse("/offers" + (f"?{q}" if q else ""), status_code=307)
+
+
+@router.get("/offers")
+def offers_page(request: Request):
+    from gpuquote.service.offers import FORM_FILTERS, INTERCONNECTS, list_offers
+    from gpuquote.store import SORT_COLUMNS
+
+    q = request.query_params
+
+    def parse() -> dict:
+        return {
+            "gpu": opt_str(q.get("gpu"), "gpu", 100),
+            "memory_gib": opt_float(q.get("memory_gib"), "memory_gib", gt=0),
+            "form_factor": opt_choice(q.get("form_factor"), "form_factor", FORM_FILTERS),
+            "interconnect": opt_choice(q.get("interconnect"), "interconnect", INTERCONNECTS),
+            "min_gpus": opt_float(q.get("min_gpus"), "min_gpus", gt=0),
+            "region": opt_str(q.get("region"), "region", 100),
+            "provider": providers_of(q.getlist("provider")),
+            "spot": opt_bool(q.get("spot"), "spot"),
+            "max_price_usd": opt_float(q.get("max_price_usd"), "max_price_usd", ge=0),
+            "sort": opt_choice(q.get("sort"), "sort", tuple(sorted(SORT_COLUMNS))) or "price",
+            "descending": bool(opt_bool(q.get("desc"), "desc")),
+            "limit": opt_int(q.get("limit"), "limit") or (None if wants_json(request) else HTML_OFFERS_LIMIT),
+        }
+
+    if wants_json(request):
+        return json_twin(list_offers(**parse()))
+    error = data = None
+    args = {"gpu": None, "memory_gib": None, "form_factor": None, "interconnect": None, "min_gpus": None,
+            "region": None, "provider": None, "spot": None, "max_price_usd": None, "sort": "price",
+            "descending": False, "limit": HTML_OFFERS_LIMIT}
+    try:
+        args = parse()
+        data = list_offers(**args)
+    except BadInput as e:
+        error = e
+    # the current view as query strings: export links and sortable headers keep every filter
+    view = [(k, v) for k, v in q.multi_items() if k not in ("lang", "format") and v != ""]
+    if "limit" not in q or not q.get("limit"):
+        view.append(("limit", str(args["limit"])))
+    export_json = "/api/offers?" + urlencode(view)
+    export_csv = "/api/offers?" + urlencode([*view, ("format", "csv")])
+
+    def sort_link(key: str) -> str:
+        base = [(k, v) for k, v in view if k not in ("sort", "desc")]
+        desc = args["sort"] == key and not args["descending"]
+        return "/offers?" + urlencode([*base, ("sort", key)] + ([("desc", "1")] if desc else []))
+
+    from gpuquote.service.catalog import list_gpus
+
+    gpu_ids = [g["id"] for g in list_gpus()["gpus"]]
+    return render(request, "offers.html", status=400 if error else 200, page="offers", data=data, error=error,
+                  f=args, q=q, export_json=export_json, export_csv=export_csv, sort_link=sort_link,
+                  interconnects=INTERCONNECTS, form_factors=FORM_FILTERS, memories=MEMORY_CHOICES, gpu_ids=gpu_ids,
+                  provider_text=", ".join(args["provider"] or []))
+
+
+@router.get("/gpus")
+def gpus_page(request: Request):
+    from gpuquote.service.catalog import list_gpus, show_gpu
+
+    raw = [x.strip() for v in request.query_params.getlist("ids") for x in v.split(",") if x.strip()]
+    if len(raw) > 12:
+        raise BadInput("ids: compare at most 12 GPUs at a time", field="ids")
+    all_gpus = list_gpus()
+    chosen: list[dict] = []
+    resolved: list[dict] = []
+    for name in raw or ["a100-80gb-sxm4", "h100-80gb-sxm5", "h200-141gb-sxm"]:
+        try:
+            s = show_gpu(name)
+        except BadInput:
+            if raw:
+                raise
+            continue
+        resolved.append(s["resolved"])
+        chosen.extend(g for g in s["gpus"] if g["id"] not in {c["id"] for c in chosen})
+    if wants_json(request):
+        return json_twin(all_gpus if not raw else {"resolved": resolved, "gpus": chosen})
+    fields = ("vendor", "architecture", "form_factor", "memory_gib", "memory_type", "memory_bandwidth_gbs",
+              "fp64_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops",
+              "nvlink_bandwidth_gbs", "pcie_gen", "tdp_w", "mig_max", "launch_year")
+    return render(request, "gpus.html", page="gpus", gpus=all_gpus["gpus"], chosen=chosen, fields=fields,
+                  chosen_ids=[c["id"] for c in chosen])
+
+
+@router.get("/history")
+def history_page(request: Request):
+    from gpuquote.service.refresh import history
+
+    q = request.query_params
+    gpu = opt_str(q.get("gpu"), "gpu", 100) or "a100-80gb"
+    args = {"provider": providers_of(q.getlist("provider")), "since": opt_str(q.get("since"), "since", 20),
+            "spot": bool(opt_bool(q.get("spot"), "spot"))}
+    data = history(gpu, **args)
+    if wants_json(request):
+        return json_twin(data)
+    lang = lang_of(request)
+    return render(request, "history.html", page="history", data=data, gpu=gpu, f=args,
+                  chart=charts.history_chart(data, lang), provider_text=", ".join(args["provider"] or []))
+
+
+# --- plan ------------------------------------------------------------------------------------------------------
+
+DEFAULT_JOB = "qlora-7b"
+
+
+def _plan_form_defaults(request: Request) -> dict:
+    ex = common.examples()["jobs"]
+    want = request.query_params.get("example") or DEFAULT_JOB
+    chosen = next((e for e in ex if e["id"] == want), ex[0] if ex else None)
+    return {"example": chosen["id"] if chosen else "", "job_yaml": chosen["text"] if chosen else "", "gpu": "",
+            "min_gpus": "", "interconnect": "", "region": "", "spot": "", "provider": "", "max_price_usd": "",
+            "deadline_hours": "", "budget_usd": "", "objective": "cost", "top": "10", "quotes_yaml": ""}
+
+
+@router.get("/plan")
+def plan_page(request: Request):
+    form = _plan_form_defaults(request)
+    return render(request, "plan.html", page="plan", form=form, examples=common.examples()["jobs"], result=None,
+                  estimate=None, error=None, unavailable=None, chart=None)
+
+
+@router.post("/plan")
+async def plan_submit(request: Request):
+    from gpuquote.web.api import PlanRequest, run_plan
+
+    form = dict(await request.form())
+    form = {k: (v if isinstance(v, str) else "") for k, v in form.items()}
+    shown = {**_plan_form_defaults(request), **form}
+    error = unavailable = None
+    result = estimate = chart = None
+    try:
+        job_yaml = opt_str(form.get("job_yaml"), "job_yaml", common.MAX_TEXT_CHARS)
+        req = PlanRequest(
+            job_yaml=job_yaml, example=None if job_yaml else opt_str(form.get("example"), "example", 100),
+            quotes_yaml=opt_str(form.get("quotes_yaml"), "quotes_yaml", common.MAX_TEXT_CHARS),
+            gpu=opt_str(form.get("gpu"), "gpu", 100), min_gpus=opt_int(form.get("min_gpus"), "min_gpus"),
+            interconnect=opt_choice(form.get("interconnect"), "interconnect", ("nvswitch", "nvlink", "pcie")),
+            region=opt_str(form.get("region"), "region", 100), spot=opt_bool(form.get("spot"), "spot"),
+            provider=providers_of([form.get("provider", "")]),
+            max_price_usd=opt_float(form.get("max_price_usd"), "max_price_usd", ge=0),
+            deadline_hours=opt_float(form.get("deadline_hours"), "deadline_hours", gt=0),
+            budget_usd=opt_float(form.get("budget_usd"), "budget_usd", gt=0),
+            objective=opt_choice(form.get("objective"), "objective", ("cost", "time", "balanced")) or "cost",
+            top=opt_int(form.get("top"), "top", le=500) or 10)
+        if wants_json(request, form):
+            return json_twin(run_plan(req))
+        from gpuquote.service.estimate import estimate_job
+
+        job = common.parse_job(req.job, req.job_yaml, req.example)
+        estimate = estimate_job(job, gpu=req.gpu)
+        try:
+            result = run_plan(req)
+            chart = charts.plan_chart(result, lang_of(request))
+        except common.NotAvailable as e:
+            unavailable = str(e)
+    except BadInput as e:
+        if wants_json(request, form):
+            return json_twin(e.to_dict(), 400)
+        error = e
+    except Exception as e:  # pydantic ValidationError from PlanRequest: name the field
+        from pydantic import ValidationError
+
+        if not isinstance(e, ValidationError):
+            raise
+        first = e.errors()[0]
+        field = ".".join(str(x) for x in first["loc"])
+        error = BadInput(f"{field}: {first['msg']}", field=field)
+        if wants_json(request, form):
+            return json_twin(error.to_dict(), 422)
+    return render(request, "plan.html", status=400 if error else 200, page="plan", form=shown,
+                  examples=common.examples()["jobs"], result=result, estimate=estimate, error=error,
+                  unavailable=unavailable, chart=chart)
+
+
+# --- quote check and TCO ------------------------------------------------------------------------------------------
+
+def _default_quotes() -> dict | None:
+    ex = common.examples()["quotes"]
+    return next((e for e in ex if e["id"].startswith("a100-quotes") and e["format"] == "yaml"), ex[0] if ex else None)
+
+
+async def _quote_form(request: Request) -> tuple[dict, str | None, str | None]:
+    """The form fields, the quote text (an uploaded file wins over the textarea) and its file name."""
+    from starlette.datastructures import UploadFile
+
+    form = await request.form()
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    text, name = fields.get("text"), None
+    up = form.get("file")
+    if isinstance(up, UploadFile) and up.filename:
+        from gpuquote.web.api import read_upload
+
+        text, name = await read_upload(up), up.filename
+        fields["text"] = text
+    return fields, text, name
+
+
+@router.get("/quote-check")
+def quote_check_page(request: Request):
+    ex = _default_quotes()
+    return render(request, "quote_check.html", page="quote_check", form={"text": ex["text"] if ex else "",
+                  "utilisation": "1", "rates": ""}, result=None, error=None, unavailable=None)
+
+
+@router.post("/quote-check")
+async def quote_check_submit(request: Request):
+    from gpuquote.web.api import run_quote_check
+
+    error = unavailable = result = None
+    fields: dict = {}
+    try:
+        fields, text, name = await _quote_form(request)
+        u = opt_float(fields.get("utilisation"), "utilisation", gt=0, le=1) or 1.0
+        rates = opt_str(fields.get("rates"), "rates", 500)
+        result = run_quote_check(text or "", opt_choice(fields.get("format"), "format", ("yaml", "csv")), name, u,
+                                 rates)
+        if wants_json(request, fields):
+            return json_twin(result)
+    except BadInput as e:
+        if wants_json(request, fields):
+            return json_twin(e.to_dict(), 400)
+        error = e
+    except common.NotAvailable as e:
+        if wants_json(request, fields):
+            raise
+        unavailable = str(e)
+    form = {"text": fields.get("text", ""), "utilisation": fields.get("utilisation", "1"),
+            "rates": fields.get("rates", "")}
+    return render(request, "quote_check.html", status=400 if error else 200, page="quote_check", form=form,
+                  result=result, error=error, unavailable=unavailable)
+
+
+@router.get("/tco")
+def tco_page(request: Request):
+    ex = _default_quotes()
+    return render(request, "tco.html", page="tco", form={"text": ex["text"] if ex else "", "buy": "", "rent": "",
+                  "utilisation": "0.7", "rates": ""}, result=None, error=None, unavailable=None, chart=None)
+
+
+@router.post("/tco")
+async def tco_submit(request: Request):
+    from gpuquote.web.api import TcoRequest, run_tco
+
+    error = unavailable = result = chart = None
+    fields: dict = {}
+    try:
+        fields, text, name = await _quote_form(request)
+        u = opt_float(fields.get("utilisation"), "utilisation", gt=0, le=1) or 1.0
+        req = TcoRequest(text=text or "", name=name, utilisation=u,
+                         buy=providers_of([fields.get("buy", "")]), rent=providers_of([fields.get("rent", "")]),
+                         format=opt_choice(fields.get("format"), "format", ("yaml", "csv")))
+        rates = common.rate_overrides(opt_str(fields.get("rates"), "rates", 500))
+        req.rates = rates or None
+        result = run_tco(req)
+        if wants_json(request, fields):
+            return json_twin(result)
+        chart = charts.tco_chart(result, req, lang_of(request))
+    except BadInput as e:
+        if wants_json(request, fields):
+            return json_twin(e.to_dict(), 400)
+        error = e
+    except common.NotAvailable as e:
+        if wants_json(request, fields):
+            raise
+        unavailable = str(e)
+    form = {"text": fields.get("text", ""), "buy": fields.get("buy", ""), "rent": fields.get("rent", ""),
+            "utilisation": fields.get("utilisation", "0.7"), "rates": fields.get("rates", "")}
+    return render(request, "tco.html", status=400 if error else 200, page="tco", form=form, result=result,
+                  error=error, unavailable=unavailable, chart=chart)
