@@ -365,10 +365,3 @@ def test_plan_api_equals_cli(client, cli):
     assert r.json()["rows"] and all("total_cost_usd" in row for row in r.json()["rows"])
 
 
-def test_plan_without_the_plan_service_is_501_not_a_crash(client):
-    if has_service("plan", "plan_job"):
-        pytest.skip("the plan service is merged")
-    r = client.post("/api/plan", json={"example": "qlora-7b"})
-    assert r.status_code == 501 and "plan" in r.json()["error"]
-    page = client.post("/plan", data={"example": "qlora-7b", "job_yaml": ""})
-    assert page.status_code == 200 and 'id="plan-estimate"' in page.text and "data-unavailable" in page.text
