@@ -24,9 +24,11 @@ from gpuquote.hardware import load_gpus
 from gpuquote.plan.assumptions import interruption_rate, load
 from gpuquote.plan.candidates import Config, config_of, offer_from_row
 from gpuquote.plan.spot import overhead
+from gpuquote.plan.table import OfferTable
 
 OBJECTIVES = ("cost", "time", "balanced")
 SIMPLE_PER = {"second": 1, "minute": 60, "hour": 3600}
+NO_HOURLY_PRICE = "no hourly price (a one-off price needs a quote with form: purchase and its TCO)"
 GIB = 2**30
 
 
@@ -121,7 +123,7 @@ def _storage_gb(job: Job, ckpt_bytes: float) -> tuple[float, float]:
     return kept, d.egress_gb or 0.0
 
 
-def plan(job: Job, rows: list[dict], opts: PlanOptions | None = None, *, advice_rows: list[dict] | None = None) -> dict:
+def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = None, *, advice_rows: list[dict] | None = None) -> dict:
     """Rank the offers in `rows` (catalog rows or quotes as rows) for `job`; see DESIGN.md section 4."""
     opts = opts or PlanOptions()
     opts.check()
@@ -137,65 +139,69 @@ def plan(job: Job, rows: list[dict], opts: PlanOptions | None = None, *, advice_
     restart_h = A["spot"]["restart_hours"]
     store_gb, egress_gb = _storage_gb(job, ckpt)
 
-    groups: dict[Config, list[int]] = {}
-    row_notes: dict[int, list[str]] = {}
+    table = rows if isinstance(rows, OfferTable) else OfferTable.from_rows(rows)
     excluded: Counter = Counter()
-    cfg_cache: dict[tuple, tuple] = {}
-    for i, r in enumerate(rows):
-        net = r.get("inter_node") or {}
-        ck = (r["gpu_id"], r["gpu_count"], r.get("gpu_exclusive", True), r.get("intra_node"), net.get("kind"),
-              net.get("gbps_per_node"))
-        hit = cfg_cache.get(ck)
-        if hit is None:
-            hit = cfg_cache[ck] = config_of(r)
-        cfg, reason, notes = hit
+    codes, keys = table.config_codes()
+    # one config_of per distinct key, on a representative row
+    first = np.full(len(keys), -1, dtype=np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    key_cfg: list[Config | None] = []
+    key_notes: list[list[str]] = []
+    counts = np.bincount(codes, minlength=len(keys))
+    for k in range(len(keys)):
+        cfg, reason, notes = config_of(table.row(int(first[k])))
+        key_cfg.append(cfg)
+        key_notes.append(notes)
         if cfg is None:
-            excluded[reason] += 1
-            continue
-        if r.get("usd_per_node_hour") is None:
-            excluded["no hourly price (a one-off price needs a quote with form: purchase and its TCO)"] += 1
-            continue
-        if str(r.get("source", "")).startswith("quote:"):
-            bad = _contradictions(r)
-            if bad:
-                excluded[f"contradictory quote ({bad}): fix it before ranking"] += 1
-                continue
-        g = groups.get(cfg)
-        if g is None:
-            g = groups[cfg] = []
-        g.append(i)
-        if notes:
-            row_notes[i] = notes
+            excluded[reason] += int(counts[k])
+    usable = np.array([c is not None for c in key_cfg], dtype=bool)
+    ok = usable[codes] if len(codes) else np.zeros(0, dtype=bool)
+    no_price = ok & np.isnan(table.c["rate"])
+    if no_price.any():
+        excluded[NO_HOURLY_PRICE] += int(no_price.sum())
+    ok &= ~no_price
+    for i in np.nonzero(ok & table.c["is_quote"])[0]:
+        bad = _contradictions(table.row(int(i)))
+        if bad:
+            excluded[f"contradictory quote ({bad}): fix it before ranking"] += 1
+            ok[i] = False
+    # group offers by configuration (distinct Config objects may come from several keys)
+    cfg_id: dict[Config, int] = {}
+    key_group = np.array([cfg_id.setdefault(c, len(cfg_id)) if c is not None else -1 for c in key_cfg],
+                         dtype=np.int64)
+    group_of = np.where(ok, key_group[codes] if len(codes) else codes, -1)
+    order = np.argsort(group_of, kind="stable")
+    bounds = np.searchsorted(group_of[order], np.arange(len(cfg_id) + 1))
+    configs = list(cfg_id)
+    groups = {configs[g]: order[bounds[g]:bounds[g + 1]] for g in range(len(configs)) if bounds[g + 1] > bounds[g]}
+    notes_by_key = {k: n for k, n in enumerate(key_notes) if n}
 
     deadline_fail: list[tuple[float, float, int]] = []
     budget_fail: list[tuple[float, float, int]] = []
-    cols = Columns(rows, opts)
-    parts: list[tuple[Config, list[NodeEval], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                      np.ndarray]] = []
+    lam_col = _lambda_column(table, opts)
+    parts: list[tuple] = []
     for cfg, idx in groups.items():
         ev = evaluate_config(job, cfg, opts, serving_hours)
         if isinstance(ev, str):
             excluded[ev] += len(idx)
             continue
-        parts.append((cfg, ev, *_price_group(job, cfg, ev, idx, rows, cols, opts, write_gbs, restart_h, ckpt,
+        parts.append((cfg, ev, *_price_group(job, cfg, ev, idx, table, lam_col, opts, write_gbs, restart_h, ckpt,
                                                store_gb, egress_gb, A, deadline_fail, budget_fail)))
     chosen = _rank(parts, opts)
     pareto = _pareto(chosen)
     pareto_ids = {c.row for c in pareto}
     chosen = chosen[: opts.top]
     n_feasible = sum(len(p[2]) for p in parts)
-    out_rows = [_row(c, rows[c.row], job, opts, row_notes.get(c.row, []), ckpt, store_gb, egress_gb, write_gbs,
-                     restart_h, c.row in pareto_ids) for c in chosen]
+    out_rows = [_row(c, table.row(c.row), job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt, store_gb,
+                     egress_gb, write_gbs, restart_h, c.row in pareto_ids) for c in chosen]
     result: dict = {
         "job": {"kind": job.kind, "model": job.model or (job.arch.name if job.arch else None),
                 "method": job.method if job.kind == "train" else None, "precision": job.precision,
                 "tokens": job.tokens, "requests_per_s": job.requests_per_s, "total_requests": job.total_requests},
         "objective": opts.objective, "deadline_hours": opts.deadline_hours, "budget_usd": opts.budget_usd,
-        "candidates": len(rows), "configurations": len(groups), "feasible": n_feasible,
+        "candidates": len(table), "configurations": len(groups), "feasible": n_feasible,
         "rows": out_rows,
-        "pareto_front": [{"offer_id": rows[c.row]["offer_id"], "provider": rows[c.row]["provider"],
-                          "gpu_id": rows[c.row]["gpu_id"], "gpus": c.ev.gpus, "time_hours": round(c.time_hours, 4),
-                          "total_cost_usd": round(c.cost_usd, 2)} for c in pareto[:50]],
+        "pareto_front": [_front_entry(table.row(c.row), c) for c in pareto[:50]],
         "excluded": dict(excluded.most_common()),
         "host_sizing": _host_sizing(job, chosen[0].cfg, chosen[0].ev, ckpt, A) if chosen else None,
         "upgrade_advice": [],
@@ -203,7 +209,7 @@ def plan(job: Job, rows: list[dict], opts: PlanOptions | None = None, *, advice_
         "assumptions": assumptions + _stated_assumptions(job, A, opts, online),
     }
     if not chosen:
-        result["nothing_fits"] = _nothing_fits(rows, excluded, deadline_fail, budget_fail, opts)
+        result["nothing_fits"] = _nothing_fits(table, excluded, deadline_fail, budget_fail, opts)
     if advice_rows is not None:
         result["upgrade_advice"] = _advice(job, result, excluded, advice_rows, opts)
     return result
@@ -271,66 +277,40 @@ def _pareto(chosen: list[Choice]) -> list[Choice]:
     return front
 
 
-class Columns:
-    """The numeric facts pricing needs, one NumPy column per fact, read from the rows in one pass."""
-
-    def __init__(self, rows: list[dict], opts: PlanOptions):
-        n = len(rows)
-        rate = np.full(n, np.nan)
-        gran = np.full(n, 3600.0)
-        simple = np.zeros(n, dtype=bool)
-        lam = np.zeros(n)
-        vcpus = np.full(n, np.nan)
-        st = np.zeros(n)
-        eg = np.zeros(n)
-        cov_st = np.zeros(n, dtype=bool)
-        cov_eg = np.zeros(n, dtype=bool)
-        lam_by_provider: dict[str, float] = {}
-        for i, r in enumerate(rows):
-            v = r["usd_per_node_hour"]
-            if v is not None:
-                rate[i] = v
-            p = r["price"]
-            per = p["per"]
-            simple[i] = per in SIMPLE_PER and not p.get("term_months")
-            gran[i] = r.get("billing_granularity_s") or SIMPLE_PER.get(per, 3600)
-            if r.get("spot"):
-                prov = r["provider"]
-                lp = lam_by_provider.get(prov)
-                if lp is None:
-                    lp = lam_by_provider[prov] = interruption_rate(prov, opts.interruption_rate)[0]
-                lam[i] = lp
-            c = r.get("vcpus")
-            if c:
-                vcpus[i] = c
-            ex = r.get("extras")
-            if ex:
-                st[i] = ex.get("storage_usd_per_gb_month", 0.0)
-                eg[i] = ex.get("egress_usd_per_gb", 0.0)
-            cov = r.get("covers")
-            if cov:
-                cov_st[i] = "storage" in cov
-                cov_eg[i] = "egress" in cov
-        self.rate, self.gran, self.simple, self.lam, self.vcpus = rate, gran, simple, lam, vcpus
-        self.st, self.eg, self.cov_st, self.cov_eg = st, eg, cov_st, cov_eg
+def _lambda_column(table: OfferTable, opts: PlanOptions) -> np.ndarray:
+    """Interruptions per node-hour for every offer (0 for on-demand)."""
+    lam = np.zeros(len(table))
+    spot = table.c["spot"]
+    if spot.any():
+        by_provider: dict[str, float] = {}
+        lam[spot] = [by_provider[p] if p in by_provider else
+                     by_provider.setdefault(p, interruption_rate(p, opts.interruption_rate)[0])
+                     for p in table.c["provider"][spot].tolist()]
+    return lam
 
 
-def _price_group(job, cfg, evs, idx, rows, cols: Columns, opts, write_gbs, restart_h, ckpt, store_gb, egress_gb, A,
-                 deadline_fail, budget_fail) -> tuple[np.ndarray, ...]:
+def _front_entry(r: dict, c: Choice) -> dict:
+    return {"offer_id": r["offer_id"], "provider": r["provider"], "gpu_id": r["gpu_id"], "gpus": c.ev.gpus,
+            "time_hours": round(c.time_hours, 4), "total_cost_usd": round(c.cost_usd, 2)}
+
+
+def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs, restart_h, ckpt, store_gb,
+                 egress_gb, A, deadline_fail, budget_fail) -> tuple[np.ndarray, ...]:
     """Cost and time of every offer of one configuration at each node count; the best count per offer."""
     ia = np.asarray(idx)
+    idx = ia
     n = len(ia)
-    rate, gran, simple, lam = cols.rate[ia], cols.gran[ia], cols.simple[ia], cols.lam[ia]
-    cores = cols.vcpus[ia] / cfg.gpus_per_node
+    c = table.c
+    rate, gran, simple, lam = c["rate"][ia], c["gran"][ia], c["per_simple"][ia], lam_col[ia]
+    cores = c["vcpus"][ia] / cfg.gpus_per_node
     min_cores = A["host"]["train_min_cores_per_gpu"]
     cpuf = np.ones(n)
     if job.kind == "train":
         with np.errstate(invalid="ignore", divide="ignore"):
             cpuf = np.where(np.isfinite(cores) & (cores < min_cores), min_cores / cores, 1.0)
-    covers_storage = cols.cov_st[ia]
-    st_rate = cols.st[ia]
-    egress = np.where(cols.cov_eg[ia], 0.0, cols.eg[ia] * egress_gb)
-    sub = rows  # rows[idx[m]] for the few offers priced by offers.billing
+    covers_storage = c["cov_st"][ia]
+    st_rate = c["st"][ia]
+    egress = np.where(c["cov_eg"][ia], 0.0, c["eg"][ia] * egress_gb)
 
     k = len(evs)
     T = np.empty((n, k))
@@ -349,7 +329,7 @@ def _price_group(job, cfg, evs, idx, rows, cols: Columns, opts, write_gbs, resta
         billed = np.ceil(t * 3600.0 / gran - 1e-9) * gran / 3600.0
         run = billed * rate * ev.nodes
         for m in np.nonzero(~simple)[0]:  # monthly, term and other forms: the billing rules of offers.billing
-            run[m] = _cost_of_run(sub[idx[m]], float(t[m]), ev.nodes)
+            run[m] = _cost_of_run(table.row(int(idx[m])), float(t[m]), ev.nodes)
         storage = np.where(covers_storage, 0.0, st_rate * store_gb * t / 730.0)
         T[:, j], C[:, j], F[:, j] = t, run + storage + egress, f
     feasible = np.isfinite(C)
@@ -552,10 +532,10 @@ def _stated_assumptions(job: Job, A: dict, opts: PlanOptions, online: bool) -> l
     return out
 
 
-def _nothing_fits(rows, excluded, deadline_fail, budget_fail, opts) -> dict:
+def _nothing_fits(table, excluded, deadline_fail, budget_fail, opts) -> dict:
     def closest(items, by):
         t, c, i = min(items, key=by)
-        r = rows[i]
+        r = table.row(i)
         return {"offer_id": r["offer_id"], "provider": r["provider"], "gpu_id": r["gpu_id"],
                 "time_hours": round(t, 3), "total_cost_usd": round(c, 2)}
 
@@ -570,7 +550,7 @@ def _nothing_fits(rows, excluded, deadline_fail, budget_fail, opts) -> dict:
                 "message": f"no offer finishes within {opts.budget_usd:,.0f} USD; the cheapest costs "
                            f"{c['total_cost_usd']:,.0f} USD ({c['offer_id']})"}
     reasons = list(excluded)
-    kind = "memory" if any(r.startswith("memory") for r in reasons) else ("offers" if not rows else "constraints")
+    kind = "memory" if any(r.startswith("memory") for r in reasons) else ("offers" if not len(table) else "constraints")
     return {"constraint": kind, "closest": None,
             "message": "no offer can run the job: " + ("; ".join(reasons[:3]) if reasons else "no candidate offer")}
 

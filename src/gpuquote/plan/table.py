@@ -1,0 +1,81 @@
+"""Offers as columns: what pricing needs, one NumPy array per fact, and each full row on demand.
+
+A plan reads a handful of facts from every offer (GPU, node shape, links, price, billing, spot) and the
+full row only for the offers it shows. Building these columns once - from dict rows in one pass, or
+straight from a columnar source - is what lets a plan over a million offers stay in NumPy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+SIMPLE_PER = {"second": 1, "minute": 60, "hour": 3600}
+
+
+class OfferTable:
+    """Columns: gpu_id, gpu_count, exclusive, intra, net_kind, net_gbps (config); rate, per_simple, gran, spot,
+    provider, vcpus, st, eg, cov_st, cov_eg, is_quote (pricing). `row(i)` gives offer i as a full dict."""
+
+    def __init__(self, columns: dict[str, np.ndarray], row: Callable[[int], dict]):
+        self.c = columns
+        self.row = row
+        self.n = len(columns["rate"])
+
+    def __len__(self) -> int:
+        return self.n
+
+    @classmethod
+    def from_rows(cls, rows: list[dict]) -> OfferTable:
+        n = len(rows)
+        gpu, excl, intra, kind, prov = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+        cnt, gbps, rate, gran, vcpus, st, eg = (np.full(n, np.nan) for _ in range(7))
+        simple, spot, cov_st, cov_eg, quote = (np.zeros(n, dtype=bool) for _ in range(5))
+        for i, r in enumerate(rows):
+            gpu[i] = r["gpu_id"]
+            cnt[i] = r["gpu_count"]
+            e = r.get("gpu_exclusive", True)
+            excl[i] = "true" if e is True else str(e)
+            intra[i] = r.get("intra_node") or "unknown"
+            net = r.get("inter_node") or {}
+            kind[i] = net.get("kind") or "unknown"
+            g = net.get("gbps_per_node")
+            if g is not None:
+                gbps[i] = g
+            v = r.get("usd_per_node_hour")
+            if v is not None:
+                rate[i] = v
+            p = r["price"]
+            per = p["per"]
+            simple[i] = per in SIMPLE_PER and not p.get("term_months")
+            gran[i] = r.get("billing_granularity_s") or SIMPLE_PER.get(per, 3600)
+            spot[i] = bool(r.get("spot"))
+            prov[i] = r["provider"]
+            c = r.get("vcpus")
+            if c:
+                vcpus[i] = c
+            ex = r.get("extras")
+            st[i] = ex.get("storage_usd_per_gb_month", 0.0) if ex else 0.0
+            eg[i] = ex.get("egress_usd_per_gb", 0.0) if ex else 0.0
+            cov = r.get("covers")
+            if cov:
+                cov_st[i] = "storage" in cov
+                cov_eg[i] = "egress" in cov
+            quote[i] = str(r.get("source") or "").startswith("quote:")
+        obj = lambda xs: np.array(xs, dtype=object)  # noqa: E731
+        cols = {"gpu_id": obj(gpu), "gpu_count": cnt, "exclusive": obj(excl), "intra": obj(intra),
+                "net_kind": obj(kind), "net_gbps": gbps, "rate": rate, "per_simple": simple, "gran": gran,
+                "spot": spot, "provider": obj(prov), "vcpus": vcpus, "st": st, "eg": eg, "cov_st": cov_st,
+                "cov_eg": cov_eg, "is_quote": quote}
+        return cls(cols, rows.__getitem__)
+
+    def config_codes(self) -> tuple[np.ndarray, list[tuple]]:
+        """A code per offer for its hardware configuration key, and the distinct keys."""
+        c = self.c
+        keys: dict[tuple, int] = {}
+        gb = np.where(np.isnan(c["net_gbps"]), -1.0, c["net_gbps"])
+        it = zip(c["gpu_id"].tolist(), c["gpu_count"].tolist(), c["exclusive"].tolist(), c["intra"].tolist(),
+                 c["net_kind"].tolist(), gb.tolist(), strict=True)
+        codes = np.fromiter((keys.setdefault(k, len(keys)) for k in it), dtype=np.int64, count=self.n)
+        return codes, list(keys)
