@@ -123,7 +123,8 @@ def _storage_gb(job: Job, ckpt_bytes: float) -> tuple[float, float]:
     return kept, d.egress_gb or 0.0
 
 
-def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = None, *, advice_rows: list[dict] | None = None) -> dict:
+def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = None, *,
+         advice_rows: list[dict] | None = None) -> dict:
     """Rank the offers in `rows` (catalog rows or quotes as rows) for `job`; see DESIGN.md section 4."""
     opts = opts or PlanOptions()
     opts.check()
