@@ -356,17 +356,21 @@ def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs
     return idx_a[ok], b, T[ar[ok], b], C[ar[ok], b], F[ar[ok], b], cpuf[ok]
 
 
-def _cost_of_run(row: dict, hours: float, nodes: int) -> float:
+def _run_cost(row: dict, hours: float, nodes: int):
+    """offers.billing.cost_of_run on a row (monthly, term and other non-hourly prices)."""
     from types import SimpleNamespace
 
     from gpuquote.offers import Price
     from gpuquote.offers.billing import cost_of_run
 
-    p = row["price"]
-    item = SimpleNamespace(price=Price(**p), gpu_count=row["gpu_count"], form=None,
+    item = SimpleNamespace(price=Price(**row["price"]), gpu_count=row["gpu_count"], form=None,
                            billing_granularity_s=row.get("billing_granularity_s"))
+    return cost_of_run(item, hours, nodes=nodes)
+
+
+def _cost_of_run(row: dict, hours: float, nodes: int) -> float:
     try:
-        return cost_of_run(item, hours, nodes=nodes).cost_usd
+        return _run_cost(row, hours, nodes).cost_usd
     except BadInput:
         return math.nan
 
@@ -382,13 +386,7 @@ def _breakdown(c: Choice, row: dict, hours: float, nodes: int, store_gb: float, 
         billed = math.ceil(hours * 3600.0 / gran - 1e-9) * gran / 3600.0
         rounding = (billed - hours) * rate * nodes
     else:
-        from types import SimpleNamespace
-
-        from gpuquote.offers import Price
-        from gpuquote.offers.billing import cost_of_run
-
-        rc = cost_of_run(SimpleNamespace(price=Price(**p), gpu_count=row["gpu_count"], form=None,
-                                         billing_granularity_s=row.get("billing_granularity_s")), hours, nodes=nodes)
+        rc = _run_cost(row, hours, nodes)
         rounding = (rc.run_usd - hours * rc.usd_per_node_hour) * nodes
         term = max(0.0, rc.minimum_usd - rc.run_usd) * nodes
         compute = hours * rc.usd_per_node_hour * nodes
