@@ -102,3 +102,10 @@ def test_import_then_offers_reads_the_user_store(cli, shared_dir, isolated_home)
     assert out["offers"] and all(o["fetched_at"] > "2026-05-20" for o in out["offers"])  # the new snapshot
     # the first write copied the embedded snapshot: other providers are still there
     assert len(_json(cli("offers", "--gpu", "a100-80gb", "--json"))["providers"]) >= 6
+
+
+def test_memory_and_form_factor_filters(cli):
+    d = _json(cli("offers", "--gpu", "a100", "--memory", "80", "--form-factor", "sxm", "--json"))
+    assert d["offers"] and {o["gpu_id"] for o in d["offers"]} == {"a100-80gb-sxm4"}
+    res = cli("offers", "--form-factor", "nvl4")
+    assert res.returncode == 2 and "--form-factor" in res.stderr

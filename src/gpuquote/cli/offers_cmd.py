@@ -29,6 +29,8 @@ def register(app: typer.Typer) -> None:
         gpu: str = typer.Option(None, "--gpu", help="GPU id or any alias; a family (a100-80gb) matches its SKUs."),
         min_gpus: float = typer.Option(None, "--min-gpus", help="At least this many GPUs per offer."),
         interconnect: str = typer.Option(None, "--interconnect", help="nvswitch | nvlink | pcie"),
+        memory: float = typer.Option(None, "--memory", help="GPU memory in GB (80: A100/H100 80 GB...)."),
+        form_factor: str = typer.Option(None, "--form-factor", help="pcie | sxm | oam"),
         region: str = typer.Option(None, "--region", help="Region id, or its prefix (us-east)."),
         spot: bool = typer.Option(None, "--spot/--no-spot", help="Only spot / only on-demand (default both)."),
         provider: list[str] = typer.Option(None, "--provider", help="Provider id(s): aws, gcp, azure, lambda, ..."),
@@ -45,7 +47,7 @@ def register(app: typer.Typer) -> None:
         table = not (as_json or as_csv)
         data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
                            provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
-                           limit=limit or (50 if table else None))
+                           limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor)
         if as_json:
             print_json(data)
             return
