@@ -28,16 +28,16 @@ def print_results(results: list[dict]) -> None:
     from rich.table import Table
 
     tbl = Table(title=t("refresh.title"))
-    for col in ("source", "status", "snapshot", "imported", "skipped", "why"):
-        tbl.add_column(t(f"refresh.col.{col}"), justify="right" if col in ("snapshot", "imported", "skipped")
-                       else "left", overflow="fold")
+    for col in ("source", "status", "snapshot", "imported", "repaired", "skipped", "why"):
+        tbl.add_column(t(f"refresh.col.{col}"), justify="right" if col in ("snapshot", "imported", "repaired",
+                                                                           "skipped") else "left", overflow="fold")
     for r in results:
         why = r.get("error") or "; ".join(r.get("reasons") or [])
         if not why and r.get("skip_reasons"):
             top = list(r["skip_reasons"].items())[:3]
             why = ", ".join(f"{k} ({v})" for k, v in top)
         tbl.add_row(r["source"], r["status"], fmt_num(r.get("snapshot_id"), 0, "-"), fmt_num(r.get("imported"), 0, "-"),
-                    fmt_num(r.get("skipped"), 0, "-"), why)
+                    fmt_num(r.get("repaired"), 0, "-"), fmt_num(r.get("skipped"), 0, "-"), why)
     console().print(tbl)
 
 
