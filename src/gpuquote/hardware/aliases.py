@@ -3,7 +3,8 @@
 Names from catalogs, quotes and nvidia-smi ("A100-80G-PCIe", "NVIDIA A100-SXM4-80GB", "H100-MEGA",
 "RTX6000Ada") resolve to a SKU id (a100-80gb-pcie) when the name pins memory and form factor,
 and to a *family* id (a100, a100-80gb, a100-sxm) when it does not: an ambiguous name never
-becomes one SKU silently. Exact aliases that rules cannot derive live in data/gpu_aliases.csv.
+becomes one SKU silently. Exact aliases that rules cannot derive live in data/gpu_aliases.csv, and
+families that span models (bare "RTX 6000": Turing Quadro or Ada) in data/gpu_families.csv.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ class _Index:
                 self._add(f"{model}-{var}", [g for g in skus if g.variant == var])
         for g in gpus.values():
             self.groups[g.id] = (g.id,)
+        self._add_declared_families(gpus)
         self.exact: dict[str, str] = {compact(k): k for k in self.groups}
         with (DATA_DIR / "gpu_aliases.csv").open(newline="", encoding="utf-8") as fh:
             for row in csv.DictReader(ln for ln in fh if not ln.startswith("#")):
@@ -79,6 +81,19 @@ class _Index:
 
     def _add(self, fid: str, skus: list[GPU]) -> None:
         self.groups.setdefault(fid, tuple(sorted(g.id for g in skus)))
+
+    def _add_declared_families(self, gpus: dict[str, GPU]) -> None:
+        """Families across models from data/gpu_families.csv ('rtx-6000' = Quadro RTX 6000 or RTX 6000 Ada).
+
+        A bad row is a packaging error, not user input, so it fails loudly rather than being skipped.
+        """
+        with (DATA_DIR / "gpu_families.csv").open(newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(ln for ln in fh if not ln.startswith("#")):
+                fid, skus = row["family"].strip(), row["members"].split()
+                missing = [m for m in skus if m not in gpus]
+                if missing or len(skus) < 2 or fid in self.groups:
+                    raise ValueError(f"gpu_families.csv: bad family {fid!r} (unknown {missing}, or id already taken)")
+                self.groups[fid] = tuple(sorted(skus))
 
 
 @lru_cache(maxsize=1)
