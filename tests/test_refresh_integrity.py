@@ -160,7 +160,7 @@ def test_reparse_cli_and_snapshots_cli(tmp_path, cli):
     assert r.returncode == 0 and json.loads(r.stdout)["results"][0]["status"] == "good"
     r = cli("sources", "--json")
     vast = next(s for s in json.loads(r.stdout)["sources"] if s["name"] == "vast")
-    assert vast["current"][0]["offers"] == 14
+    assert vast["current"][0]["offers"] == 16  # the RTX 3090 ask (on-demand + bid) now resolves
 
 
 def test_history_min_median_max_per_day_and_provider(tmp_path, cli):
