@@ -137,3 +137,14 @@ def test_cli_plan_json_equals_service_and_bad_input(cli):
 def test_plan_library_call_directly():
     job = load_job(str(JOBS / "qlora-7b.yaml"))
     assert plan(job, [], PlanOptions())["nothing_fits"]["constraint"] == "offers"
+
+
+def test_compute_job_is_priced_per_exaflop():
+    job = {"kind": "compute", "flops": 1.0e21, "precision": "fp64"}
+    d = plan_job(job, quotes=[str(FIX / "small-vs-node.yaml")], include_catalog=False)
+    assert d["rows"]
+    for r in d["rows"]:
+        assert r["usd_per_exaflop"] == pytest.approx(r["total_cost_usd"] / 1000.0, rel=1e-3)
+    # FP64: the A100 (19.5 TFLOPS FP64 tensor) finishes far sooner than a GeForce card
+    by = _by_id(d["rows"])
+    assert by["hgx-node"]["time_hours"] < by["one-4090"]["time_hours"]

@@ -58,9 +58,10 @@ def render(data: dict) -> None:
 
     c = console()
     j = data["job"]
-    unit = "usd_per_billion_tokens" if j["kind"] == "train" else "usd_per_million_tokens"
-    unit_label = "$/B tok" if j["kind"] == "train" else "$/M tok"
-    c.print(f"[bold]{t('plan.title')}[/]: {j['kind']} {j['model']} {j.get('method') or ''} {j['precision']} — "
+    unit, unit_label = {"train": ("usd_per_billion_tokens", "$/B tok"),
+                        "compute": ("usd_per_exaflop", "$/EFLOP")}.get(j["kind"], ("usd_per_million_tokens", "$/M tok"))
+    what = j["model"] or (f"{j['flops']:.3g} FLOP" if j.get("flops") else "")
+    c.print(f"[bold]{t('plan.title')}[/]: {j['kind']} {what} {j.get('method') or ''} {j['precision']} — "
             f"{data['feasible']} of {data['candidates']} offers can run it ({data['configurations']} hardware "
             f"configurations); objective {data['objective']}", soft_wrap=True)
     if data["nothing_fits"]:

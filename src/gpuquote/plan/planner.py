@@ -196,7 +196,7 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     out_rows = [_row(c, table.row(c.row), job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt, store_gb,
                      egress_gb, write_gbs, restart_h, c.row in pareto_ids) for c in chosen]
     result: dict = {
-        "job": {"kind": job.kind, "model": job.model or (job.arch.name if job.arch else None),
+        "job": {"kind": job.kind, "model": job.model or (job.arch.name if job.arch else None), "flops": job.flops,
                 "method": job.method if job.kind == "train" else None, "precision": job.precision,
                 "tokens": job.tokens, "requests_per_s": job.requests_per_s, "total_requests": job.total_requests},
         "objective": opts.objective, "deadline_hours": opts.deadline_hours, "budget_usd": opts.budget_usd,
@@ -427,6 +427,8 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
     }
     if job.kind == "train":
         out["usd_per_billion_tokens"] = round(total / (job.tokens / 1e9), 4) if job.tokens else None
+    elif job.kind == "compute":
+        out["usd_per_exaflop"] = round(total / (job.flops / 1e18), 4) if job.flops else None
     else:
         generated = est.tokens_per_s * ev.hours * 3600.0
         out["usd_per_million_tokens"] = round(total / (generated / 1e6), 4) if generated else None
