@@ -62,8 +62,8 @@ def render(data: dict) -> None:
                         "compute": ("usd_per_exaflop", "$/EFLOP")}.get(j["kind"], ("usd_per_million_tokens", "$/M tok"))
     what = j["model"] or (f"{j['flops']:.3g} FLOP" if j.get("flops") else "")
     c.print(f"[bold]{t('plan.title')}[/]: {j['kind']} {what} {j.get('method') or ''} {j['precision']} — "
-            f"{data['feasible']} of {data['candidates']} offers can run it ({data['configurations']} hardware "
-            f"configurations); objective {data['objective']}", soft_wrap=True)
+            + t("plan.summary", feasible=data["feasible"], candidates=data["candidates"],
+                configurations=data["configurations"], objective=data["objective"]), soft_wrap=True)
     if data["nothing_fits"]:
         c.print(f"[yellow]{t('plan.nothing_fits')}[/]: {data['nothing_fits']['message']}", soft_wrap=True)
     if data["rows"]:
@@ -88,7 +88,8 @@ def render(data: dict) -> None:
         c.print(t("plan.pareto_note"))
         top = data["rows"][0]
         c.print(f"#1 {top['offer_id']} ({top['sku']}, {top['region']}, {top['bound']}-bound): "
-                + ", ".join(f"{k} {v:,.2f}" for k, v in top["breakdown"].items() if v), soft_wrap=True, markup=False)
+                + ", ".join(f"{t('plan.cost.' + k)} {v:,.2f}" for k, v in top["breakdown"].items() if v),
+                soft_wrap=True, markup=False)
         for w in top["warnings"][:8]:
             c.print(f"  ! {w}", soft_wrap=True, markup=False)
     for a in data["upgrade_advice"]:
