@@ -393,3 +393,118 @@ def test_service_json_equals_cli_json(cli):
     for d in (lib, out):
         d.pop("probed_at")
     assert json.loads(json.dumps(lib)) == out
+
+
+# --- real recorded outputs (tests/fixtures/probe/SOURCES.md names each origin) --------------------------------
+
+REAL_MIG, REAL_H100, REAL_PCIE = (FIX / n for n in ("real-a100-sxm4-40gb-mig-gcp", "real-h100-sxm-8x-rhelai",
+                                                    "real-a100-pcie-40gb-2x-hpe"))
+TOPO = FIX / "real-topo"
+
+
+def test_real_mig_xml_driver_510_old_layout():
+    smi = nvidia.parse_smi_xml((REAL_MIG / "nvidia-smi-q-x.xml").read_text())
+    assert (smi["driver_version"], smi["cuda_version"], len(smi["gpus"])) == ("510.47.03", "11.6", 1)
+    g = smi["gpus"][0]
+    assert g["name"] == "NVIDIA A100-SXM4-40GB" and g["memory_total_mib"] == 40960
+    assert g["mig_mode"] == "Enabled" and g["virtualization_mode"] == "Pass-Through"
+    assert [(d["gpu_instance_id"], d["memory_mib"], d["sm_count"]) for d in g["mig_devices"]] == \
+        [(1, 19968, 42), (2, 19968, 42)]
+    assert g["power_limit_w"] == 400 and g["max_power_limit_w"] == 400  # <power_readings>, before R535
+    assert g["pcie"]["gen_max"] == 4 and g["pcie"]["gen_max_host"] is None and g["fabric_state"] is None
+
+
+def test_real_mig_gpu_under_exclusive_80gb_quote():
+    inv = inventory(REAL_MIG)
+    s = inv["gpu_summary"]
+    assert (s["count"], s["gpu_id"], s["memory_gib"], s["variant"]) == (1, "a100-40gb-sxm4", 40.0, "sxm")
+    assert s["exclusive"].startswith("mig:")  # no -L recorded: the profile stays unknown, never guessed
+    items = by_item(compare(load_quote(QUOTES, "one-a100-80-exclusive"), inv))
+    assert items[4]["status"] == "differs" and items[4]["found"].startswith("mig:")
+    assert items[1]["status"] == "differs" and "40" in items[1]["found"] and "80" in items[1]["quoted"]
+    assert items[2]["status"] == "confirmed" and items[3]["status"] == "confirmed"
+
+
+def test_real_h100_vm_from_list_topo_and_snipped_nvlink(cli):
+    r = cli("probe", "--recorded", str(REAL_H100), "--quote", str(QUOTES), "--id", "h100-sxm-8x", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    s = data["gpu_summary"]
+    assert (s["count"], s["name"], s["gpu_id"], s["variant"]) == (8, "NVIDIA H100 80GB HBM3", "h100-80gb-sxm5", "sxm")
+    assert s["intra_node"] == "nvswitch" and data["topology"]["links_per_gpu"] == 18
+    assert all(g["source"] == "nvidia-smi -L" and g["memory_total_mib"] is None for g in data["gpus"])
+    status = {x["command"]: x["status"] for x in data["sources"]}
+    assert status["nvidia-smi -q -x"] == "missing" and status["nvidia-smi -L"] == "ok"
+    # the pasted nvlink -s elided links 2-16: the count of active links is unknown, not 3
+    assert data["nvlink"]["0"] == {"active_links": None, "gbps_per_direction": None, "links": 18, "all_listed": False}
+    items = by_item(data["verdict"])
+    assert [items[n]["status"] for n in (1, 2, 3, 4, 5)] == ["confirmed"] * 5
+
+
+def test_real_two_a100_pcie_without_nvlink_under_nvswitch_quote():
+    inv = inventory(REAL_PCIE)
+    s = inv["gpu_summary"]
+    assert (s["count"], s["gpu_id"], s["memory_gib"], s["intra_node"]) == (2, "a100-40gb-pcie", 40.0, "pcie")
+    assert "no active NVLink" in inv["topology"]["evidence"]
+    items = by_item(compare(load_quote(QUOTES, "pcie-a100-80-8x-nvswitch"), inv))
+    assert (items[5]["status"], items[5]["quoted"], items[5]["found"]) == ("differs", "nvswitch", "pcie")
+    assert items[1]["status"] == "differs" and items[3]["status"] == "differs"  # 40 GB of 80; 2 GPUs of 8
+    assert items[2]["status"] == "confirmed"
+
+
+def test_real_nvlink_status_all_inactive_and_bridge():
+    none = nvidia.parse_nvlink_status((REAL_PCIE / "nvidia-smi-nvlink-s.txt").read_text())
+    assert none[0] == {"name": "NVIDIA A100-PCIE-40GB", "links": {}, "link_count": 0, "all_inactive": True}
+    bridge = nvidia.parse_nvlink_status((TOPO / "h100-pcie-2x-nvlink-bridge-hpe-nvlink-s.txt").read_text())
+    assert bridge[1]["link_count"] == 18 and sum(1 for v in bridge[1]["links"].values() if v) == 12
+    assert bridge[1]["links"][4] is None and bridge[1]["links"][15] == 26.562
+
+
+def test_real_topo_dgx_a100_old_layout():
+    topo = nvidia.parse_topo((TOPO / "dgx-a100-8x.txt").read_text())
+    assert topo["gpus"] == [f"GPU{i}" for i in range(8)] and set(topo["links"].values()) == {"NV12"}
+    assert topo["nics"] == [f"mlx5_{k}" for k in range(12)]
+    cls = nvidia.classify_intra_node(8, topo["links"], nvidia.links_per_gpu("a100-80gb-sxm4"))
+    assert cls["intra_node"] == "nvswitch" and "84 bonded links per GPU > 12" in cls["evidence"]
+
+
+def test_real_topo_hgx_h100_blank_affinity_cells_and_nic_legend():
+    topo = nvidia.parse_topo((TOPO / "hgx-h100-8x-della.txt").read_text())
+    assert len(topo["links"]) == 56 and set(topo["links"].values()) == {"NV18"}
+    assert topo["nics"] == [f"mlx5_{k}" for k in range(6)]
+    assert nvidia.classify_intra_node(8, topo["links"], 18)["intra_node"] == "nvswitch"
+
+
+def test_real_topo_pcie_pair_partial_nvlink_and_bridge():
+    della = nvidia.parse_topo((TOPO / "a100-2x-pcie-della.txt").read_text())
+    assert della["links"] == {(0, 1): "SYS", (1, 0): "SYS"} and della["nics"] == ["mlx5_0", "mlx5_1"]
+    assert nvidia.classify_intra_node(2, della["links"], 12)["intra_node"] == "pcie"
+    traverse = nvidia.parse_topo((TOPO / "v100-sxm2-4x-traverse.txt").read_text())
+    cls = nvidia.classify_intra_node(4, traverse["links"], nvidia.links_per_gpu("v100-32gb-sxm2"))
+    assert cls["intra_node"] == "nvlink" and cls["partial"] and "2 of 6" in cls["evidence"]
+    hpe = nvidia.parse_topo((TOPO / "h100-pcie-2x-nvlink-bridge-hpe.txt").read_text())  # pasted: spaces, no tabs
+    assert hpe["links"] == {(0, 1): "NV12", (1, 0): "NV12"} and hpe["nics"] == []
+    assert nvidia.classify_intra_node(2, hpe["links"], 18)["intra_node"] == "nvlink"  # a bridge, not a switch
+
+
+def test_topo_ansi_underlined_header_and_space_aligned_nic_names():
+    header = "\t\x1b[4mGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
+    rows = "GPU0\t X \tNV18\tPXB\t0-63\t0\t\tN/A\nGPU1\tNV18\t X \tNODE\t0-63\t0\t\tN/A\nNIC0\tPXB\tNODE\t X \n"
+    topo = nvidia.parse_topo(header + rows + "\nNIC Legend:\n\n  NIC0: mlx5_0\n")
+    assert topo["links"] == {(0, 1): "NV18", (1, 0): "NV18"} and topo["nics"] == ["mlx5_0"]
+    spaced = ("        GPU0    GPU1    mlx5_9  mlx5_10 mlx5_11 CPU Affinity    NUMA Affinity\n"
+              "GPU0     X      PIX     SYS     SYS     SYS     0-23            0\n"
+              "GPU1    PIX      X      SYS     SYS     SYS     0-23            0\n")
+    sp = nvidia.parse_topo(spaced)
+    assert sp["nics"] == ["mlx5_9", "mlx5_10", "mlx5_11"] and sp["links"][(0, 1)] == "PIX"
+
+
+def test_links_per_gpu_by_nvlink_generation():
+    gpus = load_gpus()
+    assert nvidia.links_per_gpu("p100-16gb-sxm2") == 4  # NVLink 1: 160 GB/s at 40 GB/s a link
+    assert nvidia.links_per_gpu("v100-32gb-sxm2") == 6
+    assert nvidia.links_per_gpu("a100-80gb-sxm4") == 12 and nvidia.links_per_gpu("h100-80gb-sxm5") == 18
+    assert nvidia.links_per_gpu("b200-sxm") == 18  # NVLink 5: 1800 GB/s at 100 GB/s a link
+    assert nvidia.links_per_gpu("a40") == 4  # GA102: 112.5 GB/s on 4 narrow links
+    assert nvidia.links_per_gpu("t4") is None and nvidia.links_per_gpu("mi300x") is None
+    assert gpus["p100-16gb-sxm2"].nvlink_bandwidth_gbs == 160  # the catalog figure the count is derived from

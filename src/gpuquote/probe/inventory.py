@@ -60,16 +60,24 @@ class _Collector:
 def _nvidia(c: _Collector, root: Path, pci: dict) -> dict:
     out: dict = {"gpus": [], "driver_version": None, "cuda_version": None, "topology": None, "nvlink": None}
     r = c.run(NVSMI_Q)
-    if not r.ok:
-        return out
-    try:
-        smi = nvidia.parse_smi_xml(r.stdout)
-    except ValueError as e:
-        c.note_parse_error(NVSMI_Q, e)
-        return out
-    out["driver_version"], out["cuda_version"] = smi["driver_version"], smi["cuda_version"]
-    gpus = smi["gpus"]
-    if any((g.get("mig_mode") or "").lower() == "enabled" for g in gpus):
+    smi = None
+    if r.ok:
+        try:
+            smi = nvidia.parse_smi_xml(r.stdout)
+        except ValueError as e:
+            c.note_parse_error(NVSMI_Q, e)
+    if smi is None:
+        # No readable -q -x (a wedged query, a capture without it): `nvidia-smi -L` still gives count and names.
+        if r.status == "timeout":
+            return out
+        lr = c.run(NVSMI_L)
+        gpus = nvidia.parse_smi_list_gpus(lr.stdout) if lr.ok else []
+        if not gpus:
+            return out
+    else:
+        out["driver_version"], out["cuda_version"] = smi["driver_version"], smi["cuda_version"]
+        gpus = smi["gpus"]
+    if smi is not None and any((g.get("mig_mode") or "").lower() == "enabled" for g in gpus):
         lr = c.run(NVSMI_L)
         if lr.ok:
             profiles = nvidia.parse_smi_list(lr.stdout)
@@ -97,19 +105,31 @@ def _nvidia(c: _Collector, root: Path, pci: dict) -> dict:
         ids = {g["identity"]["gpu_id"] for g in gpus}
         max_links = None
         if nvl:
-            max_links = max(len(v["links"]) for v in nvl.values()) or None
+            max_links = max(v["link_count"] for v in nvl.values()) or None
         if max_links is None and len(ids) == 1:
             max_links = nvidia.links_per_gpu(next(iter(ids)))
         fabric = any((g.get("fabric_state") or "").lower() == "completed" for g in gpus)
         cls = nvidia.classify_intra_node(len(gpus), links, max_links, pci.get("nvswitches"), fabric)
         active = {i: [v for v in d["links"].values() if v] for i, d in nvl.items()}
+        if (cls["intra_node"] == "unknown" and len(gpus) > 1 and len(nvl) == len(gpus)
+                and not any(active.values()) and any(d["all_inactive"] or d["links"] for d in nvl.values())):
+            # No topology matrix, but nvidia-smi itself says no GPU has an active NVLink: peers talk over PCIe.
+            cls = {"intra_node": "pcie", "evidence": "no topology matrix; nvidia-smi nvlink -s reports no active "
+                   "NVLink on any GPU"}
         out["topology"] = {**cls, "links_per_gpu": max_links, "nvswitch_pci_devices": pci.get("nvswitches"),
                            "fabric_completed": fabric,
                            "matrix": {f"GPU{a}-GPU{b}": v for (a, b), v in sorted(links.items()) if a < b},
                            "nics": topo["nics"] if topo else []}
-        out["nvlink"] = {str(i): {"active_links": len(v), "gbps_per_direction": round(sum(v), 1)}
-                         for i, v in active.items()} or None
+        out["nvlink"] = {str(i): _nvlink_entry(nvl[i], v) for i, v in active.items()} or None
     return out
+
+
+def _nvlink_entry(status: dict, active: list[float]) -> dict:
+    """Active links and their GB/s for one GPU; None for both when the recorded output left links out."""
+    listed_all = len(status["links"]) >= status["link_count"]
+    return {"active_links": len(active) if listed_all else None,
+            "gbps_per_direction": round(sum(active), 1) if listed_all else None,
+            "links": status["link_count"], "all_listed": listed_all}
 
 
 def _amd(c: _Collector) -> list[dict]:

@@ -13,6 +13,9 @@ import xml.etree.ElementTree as ET
 from gpuquote.hardware import load_gpus, narrow, try_resolve
 
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: Columns of `topo -m` that are not devices (GPU NUMA ID appeared with driver R530).
+_TOPO_AFFINITY_COLS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 
 
 def _text(el: ET.Element | None, path: str) -> str | None:
@@ -107,6 +110,36 @@ def _parse_gpu(index: int, g: ET.Element) -> dict:
     }
 
 
+_L_GPU = re.compile(r"^\s*GPU (\d+): (.*?)(?: \(UUID: ([^)]*)\))?\s*$")
+
+
+def parse_smi_list_gpus(text: str) -> list[dict]:
+    """`nvidia-smi -L` -> one GPU record per 'GPU n: NAME (UUID: ...)' line, MIG lines as its devices.
+
+    The fallback when `-q -x` is missing or unreadable: names and count only, so memory, power and PCIe
+    stay unknown (None) and the memory comes from the catalog entry the name resolves to, if any.
+    """
+    gpus: list[dict] = []
+    for line in text.splitlines():
+        m = _L_GPU.match(line)
+        if m and not line.lstrip().startswith("MIG"):
+            gpus.append({"index": int(m.group(1)), "bus_id": None, "name": m.group(2).strip(), "uuid": m.group(3),
+                         "architecture": None, "memory_total_mib": None, "mig_mode": None, "mig_devices": [],
+                         "virtualization_mode": None, "compute_mode": None, "power_limit_w": None,
+                         "default_power_limit_w": None, "max_power_limit_w": None,
+                         "pcie": {"gen_current": None, "gen_max": None, "gen_max_host": None, "width_current": None,
+                                  "width_max": None},
+                         "ecc_mode": None, "fabric_state": None, "vbios_version": None, "source": "nvidia-smi -L"})
+            continue
+        m = re.match(r"\s+MIG\s+(\S+)\s+Device\s+(\d+):", line)
+        if m and gpus:
+            gpus[-1]["mig_mode"] = "Enabled"
+            gpus[-1]["mig_devices"].append({"index": int(m.group(2)), "gpu_instance_id": None,
+                                            "compute_instance_id": None, "memory_mib": None, "sm_count": None,
+                                            "profile": m.group(1)})
+    return gpus
+
+
 def parse_smi_list(text: str) -> dict[int, list[str]]:
     """`nvidia-smi -L` -> {gpu index: [MIG profile of each MIG device]} ('MIG 3g.40gb Device 0: ...')."""
     out: dict[int, list[str]] = {}
@@ -125,18 +158,27 @@ def parse_smi_list(text: str) -> dict[int, list[str]]:
 
 def parse_topo(text: str) -> dict:
     """`nvidia-smi topo -m` -> {gpus: [names], links: {(i, j): 'NV12'|'PIX'|...}, nics: {...}, nic_names}."""
+    text = _ANSI.sub("", text)  # newer drivers underline the header row when printing to a terminal
     lines = [ln.rstrip("\n") for ln in text.splitlines()]
-    header_i = next((i for i, ln in enumerate(lines) if re.search(r"\bGPU0\b", ln) and not ln.startswith("GPU0")),
-                    None)
+    # The header row starts with GPU0 (after indentation); GPU0's own row does too, but then says X (self).
+    header_i = next((i for i, ln in enumerate(lines)
+                     if ln.split()[:1] == ["GPU0"] and ln.split()[1:2] != ["X"]), None)
     if header_i is None:
         raise ValueError("not nvidia-smi topo -m output: no GPU0 header")
+    tabbed = "\t" in lines[header_i]
 
     def cells(ln: str) -> list[str]:
-        parts = ln.split("\t") if "\t" in ln else re.split(r"\s{2,}|(?<=\S) (?=\S)", ln)
-        return [p.strip() for p in parts]
+        if tabbed:
+            return [p.strip() for p in ln.split("\t")]
+        # Pasted copies turn the tabs into spaces; the only names with a space in them are the affinity
+        # columns, and a 7-letter NIC name ('mlx5_10') is followed by a single space, so split on any run.
+        for name in _TOPO_AFFINITY_COLS:
+            ln = ln.replace(name, name.replace(" ", "_"))
+        return [""] + ln.split() if ln[:1].isspace() else ln.split()
 
-    header = [c for c in cells(lines[header_i]) if c]
-    cols = [c for c in header if c not in ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")]
+    header = [c.replace("_", " ") if c.replace("_", " ") in _TOPO_AFFINITY_COLS else c
+              for c in cells(lines[header_i]) if c]
+    cols = [c for c in header if c not in _TOPO_AFFINITY_COLS]
     rows: dict[str, list[str]] = {}
     for ln in lines[header_i + 1:]:
         if not ln.strip() or ln.strip().startswith("Legend"):
@@ -163,30 +205,60 @@ def nv_count(cell: str) -> int:
 
 
 def parse_nvlink_status(text: str) -> dict[int, dict]:
-    """`nvidia-smi nvlink -s` -> {gpu: {name, links: {n: GB/s per direction or None if inactive}}}."""
+    """`nvidia-smi nvlink -s` -> {gpu: {name, links: {n: GB/s per direction, None if inactive}, link_count,
+    all_inactive}}.
+
+    Real outputs differ from what one might assume: a GPU without any active link prints no Link lines
+    but 'NVML: Unable to retrieve NVLink information as all links are inActive' (all_inactive True);
+    pasted copies may elide lines ('...<snip>...'), so link_count is the highest link number + 1,
+    not the number of lines.
+    """
     out: dict[int, dict] = {}
     cur: int | None = None
     for line in text.splitlines():
-        m = re.match(r"GPU (\d+): (.*?)(?: \(UUID: [^)]*\))?\s*$", line)
+        m = re.match(r"\s*GPU (\d+): (.*?)(?: \(UUID: [^)]*\))?\s*$", line)
         if m:
             cur = int(m.group(1))
-            out[cur] = {"name": m.group(2), "links": {}}
+            out[cur] = {"name": m.group(2), "links": {}, "link_count": 0, "all_inactive": False}
+            continue
+        if cur is None:
             continue
         m = re.match(r"\s+Link (\d+): (.*)$", line)
-        if m and cur is not None:
+        if m:
             v = m.group(2).strip()
-            out[cur]["links"][int(m.group(1))] = _num(v) if "GB/s" in v else None
+            n = int(m.group(1))
+            out[cur]["links"][n] = (_num(v) or None) if "GB/s" in v else None
+            out[cur]["link_count"] = max(out[cur]["link_count"], n + 1)
+        elif "all links are inactive" in line.lower():
+            out[cur]["all_inactive"] = True
     return out
 
 
+#: Bidirectional GB/s of one NVLink link by generation: NVLink 1 (P100) 40, NVLink 2 (V100) 50, NVLink 3 (A100) 50,
+#: NVLink 4 (H100) 50, NVLink 5 (B200) 100 (NVIDIA NVLink page: P100 4 links/160 GB/s, V100 6/300, A100 12/600,
+#: H100 18/900, B200 18/1800).
+NVLINK_GBS_PER_LINK = {"1": 40.0, "2": 50.0, "3": 50.0, "4": 50.0, "5": 100.0}
+#: GA102 boards (A40, RTX A6000/A5000, RTX 3090) carry NVLink 3 on 4 narrow links of 28.125 GB/s (112.5 GB/s per
+#: the A40 datasheet), so the A100 figure would count 2 links where there are 4.
+NVLINK_GBS_PER_LINK_GA102 = 28.125
+
+
 def links_per_gpu(gpu_id: str | None) -> int | None:
-    """NVLink links per GPU from the catalog: total bidirectional GB/s / per-link (50 GB/s; NVLink 5: 100)."""
+    """NVLink links per GPU from the catalog: total bidirectional GB/s / the per-link rate of its generation.
+
+    None when the catalog does not give an NVLink generation (PCIe-only boards, other vendors' fabrics).
+    """
     if not gpu_id:
         return None
     g = load_gpus().get(gpu_id)
     if g is None or not g.nvlink_bandwidth_gbs:
         return None
-    per_link = 100.0 if g.nvlink_gen.strip().startswith("5") else 50.0
+    m = re.match(r"\s*(\d)\b", g.nvlink_gen or "")
+    if not m or m.group(1) not in NVLINK_GBS_PER_LINK:
+        return None
+    per_link = NVLINK_GBS_PER_LINK[m.group(1)]
+    if m.group(1) == "3" and g.nvlink_bandwidth_gbs == 4 * NVLINK_GBS_PER_LINK_GA102:
+        per_link = NVLINK_GBS_PER_LINK_GA102
     return round(g.nvlink_bandwidth_gbs / per_link)
 
 
