@@ -3,6 +3,7 @@
     python benchmarks/accuracy.py            # per case and per category errors
     python benchmarks/accuracy.py --loo      # + leave-one-out: refit each fitted constant without the case
     python benchmarks/accuracy.py --fit      # fit the constants marked `fitted` in data/calibration.yaml
+    python benchmarks/accuracy.py --holdout  # + the hold-out cases (tests/fixtures/holdout), never used for fitting
 
 Every case runs through gpuquote.service.estimate.estimate_job, the function behind the CLI.
 Error = (estimate x convert - published) / published; an upper (lower) bound counts only when broken.
@@ -33,12 +34,32 @@ def find_shared() -> Path:
     sys.exit("shared/calibration/index.json not found (set GPUQUOTE_SHARED)")
 
 
-def load_cases(shared: Path) -> list[dict]:
-    idx = json.loads((shared / "calibration" / "index.json").read_text())
+HOLDOUT_INDEX = ROOT / "tests" / "fixtures" / "holdout" / "index.json"
+
+
+def load_index(index: Path) -> list[dict]:
+    """Expressible cases of an index.json (calibration or hold-out), each with the absolute job path."""
+    idx = json.loads(index.read_text())
     cases = [c for c in idx["cases"] if c.get("expressible", True)]
     for c in cases:
-        c["path"] = shared / "calibration" / c["file"]
+        c["path"] = index.parent / c["file"]
     return cases
+
+
+def load_cases(shared: Path) -> list[dict]:
+    return load_index(shared / "calibration" / "index.json")
+
+
+def category_medians(cases: list[dict]) -> dict[str, dict]:
+    """Per category: n, median absolute error, share within ±25%, and the per-case errors (no printing)."""
+    by_cat: dict[str, list[float]] = {}
+    for c in cases:
+        _, err, _ = run_case(c)
+        by_cat.setdefault(c["category"], []).append(abs(err) if err is not None else math.inf)
+    return {
+        cat: {"n": len(e), "median_abs_err": statistics.median(e), "within_25": sum(x <= 0.25 for x in e) / len(e)}
+        for cat, e in by_cat.items()
+    }
 
 
 def _get(d: dict, path: str) -> float | None:
@@ -198,6 +219,7 @@ def main() -> None:
     ap.add_argument("--loo", action="store_true", help="leave-one-out errors (refits per case; slower)")
     ap.add_argument("--fit", action="store_true", help="fit the `fitted` constants and print them")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON at the end")
+    ap.add_argument("--holdout", action="store_true", help="also run the hold-out cases and compare per category")
     args = ap.parse_args()
     cases = load_cases(find_shared())
     by_id = {c["id"]: c for c in cases}
@@ -221,6 +243,17 @@ def main() -> None:
             with override(**vals):
                 loo[c["id"]] = run_case(c)[1]
     summary = report(cases, loo)
+    if args.holdout:
+        print("\n== hold-out cases (tests/fixtures/holdout; not used by --fit) ==")
+        held = report(load_index(HOLDOUT_INDEX))
+        print(f"\n{'category':24s} {'calib n':>7s} {'calib median':>13s} {'hold-out n':>10s} {'hold-out median':>16s}")
+        for cat in sorted(set(summary) | set(held)):
+            c, h = summary.get(cat), held.get(cat)
+            line = f"{cat:24s} "
+            line += f"{c['n']:7d} {c['median_abs_err'] * 100:12.1f}% " if c else f"{'-':>7s} {'-':>13s} "
+            line += f"{h['n']:10d} {h['median_abs_err'] * 100:15.1f}%" if h else f"{'-':>10s} {'-':>16s}"
+            print(line)
+        summary = {"calibration": summary, "holdout": held}
     if args.json:
         print(json.dumps(summary, indent=1))
 
