@@ -90,7 +90,9 @@ def _csv_rows(text: str, name: str, result: ParseResult):
     reader = csv.reader(io.StringIO(text))
     header = None
     for fields in reader:
-        if "SKU" in fields and ("PricePerUnit" in fields or "Instance Type" in fields):
+        # the header row by name: trimmed excerpts of the offer file may drop SKU or other columns
+        if ("PricePerUnit" in fields and "Instance Type" in fields) or (
+                "SKU" in fields and ("PricePerUnit" in fields or "Instance Type" in fields)):
             header = [f.strip() for f in fields]
             break
         if len(fields) >= 2 and fields[0] == "Publication Date":
