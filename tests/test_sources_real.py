@@ -175,3 +175,17 @@ def test_aws_price_list_query_api_answer_is_accepted():
     res = aws.parse([("products.json", "application/json", body)], datetime.now(UTC))[0]
     assert [(o.id, o.gpu_id, o.gpu_count, o.price.amount) for o in res.offers] == [
         ("aws:us-east-1:p5.48xlarge", "h100-80gb-sxm5", 8, 98.32)]
+
+
+def test_aws_csv_excerpt_without_sku_column_is_read():
+    # gpuhunt's pre-filter keeps the columns it needs; the header is found by PricePerUnit + Instance Type
+    from gpuquote.sources import aws
+
+    text = ('"FormatVersion","v1.0"\n"Publication Date","2026-08-27T00:00:00Z"\n'
+            '"TermType","Unit","PricePerUnit","Currency","Product Family","Instance Type","GPU","Tenancy",'
+            '"Operating System","CapacityStatus","Pre Installed S/W","Region Code"\n'
+            '"OnDemand","Hrs","32.7726000000","USD","Compute Instance","p4d.24xlarge","8","Shared","Linux","Used",'
+            '"NA","us-east-1"\n')
+    res = aws.parse([("index.csv", "text/csv", text.encode())], datetime.now(UTC))[0]
+    assert [(o.gpu_id, o.gpu_count, o.form_factor, o.price.amount) for o in res.offers] == [
+        ("a100-40gb-sxm4", 8, "sxm", 32.7726)]
