@@ -148,7 +148,7 @@ def test_reparse_from_archive_makes_a_new_snapshot_with_the_same_offers(tmp_path
 
 
 def test_reparse_cli_and_snapshots_cli(tmp_path, cli):
-    r = cli("import", "vast", str(FIX / "vast"), "--json")
+    r = cli("import", "vast", str(FIX / "vast" / "bundles.json"), "--json")
     sid = json.loads(r.stdout)["snapshot_id"]
     r = cli("reparse", str(sid), "--json")
     assert r.returncode == 0, r.stderr

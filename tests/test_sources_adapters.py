@@ -66,6 +66,16 @@ EXPECTED: dict[str, list[tuple]] = {
 }
 
 
+def _recorded(source: str, dest: Path) -> Path:
+    """The documentation-based fixtures of a source (not the real-* samples, tested in test_sources_real.py)."""
+    src = FIX / source
+    for f in src.rglob("*"):
+        if f.is_file() and not f.name.startswith("real-") and f.suffix != ".md":
+            (dest / f.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+            (dest / f.relative_to(src)).write_bytes(f.read_bytes())
+    return dest
+
+
 def _offers(home: Path) -> dict[str, dict]:
     con = sqlite3.connect(home / "gpuquote.sqlite")
     con.row_factory = sqlite3.Row
@@ -83,10 +93,10 @@ def test_every_registered_adapter_has_fixtures_and_expectations():
 
 
 @pytest.mark.parametrize("source", sorted(EXPECTED))
-def test_cli_import_of_recorded_response(source, cli, isolated_home):
+def test_cli_import_of_recorded_response(source, cli, isolated_home, tmp_path):
     # an empty store (not seeded from the embedded snapshot): the fixture is the source's first snapshot
     write_engine(seed=False).dispose()
-    r = cli("import", source, str(FIX / source), "--json")
+    r = cli("import", source, str(_recorded(source, tmp_path / source)), "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["status"] == "good" and out["imported"] > 0
@@ -121,7 +131,8 @@ def _fixture_handler(source: str, seen: list[httpx.Request]):
             cloud = req.url.path.split("/")[-2]
             f = d / cloud / "vms.csv"
             return httpx.Response(200, content=f.read_bytes()) if f.exists() else httpx.Response(404)
-        return httpx.Response(200, content=next(p for p in d.iterdir() if p.is_file()).read_bytes())
+        first = sorted(p for p in d.iterdir() if p.is_file() and not p.name.startswith("real-") and p.suffix != ".md")
+        return httpx.Response(200, content=first[0].read_bytes())
 
     return handler
 
@@ -131,7 +142,7 @@ ENV = {"GPUQUOTE_GCP_API_KEY": "SECRET-gcp-KEY-123", "LAMBDA_API_KEY": "SECRET-l
 
 
 @pytest.mark.parametrize("source", sorted(EXPECTED))
-def test_fetch_replays_recorded_responses(source, isolated_home):
+def test_fetch_replays_recorded_responses(source, isolated_home, tmp_path):
     write_engine(seed=False).dispose()
     seen: list[httpx.Request] = []
     client = httpx.Client(transport=httpx.MockTransport(_fixture_handler(source, seen)))
@@ -140,7 +151,7 @@ def test_fetch_replays_recorded_responses(source, isolated_home):
     assert sum(r["imported"] for r in res) > 0
     # fetched and imported-from-file parse the same bytes the same way (aws: only the region served)
     if source not in ("aws",):
-        ref = import_source(source, FIX / source)
+        ref = import_source(source, _recorded(source, tmp_path / source))
         assert sum(r["imported"] for r in res) == ref["imported"]
     if source == "azure":
         assert len(seen) == 2 and "filter" in str(seen[0].url)  # followed NextPageLink

@@ -72,11 +72,16 @@ def _combine(name: str, parts: list[dict]) -> dict:
             "reasons": [f"{p['source']}: {r}" for p in parts for r in p["reasons"]], "results": parts}
 
 
+_NOTE_SUFFIXES = {".md", ".txt", ".rst"}
+
+
 def read_raw(path: Path, source: str) -> tuple[list[Raw], datetime]:
     """A downloaded response (one file, or a folder of pages read in name order) and its mtime."""
     path = Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+        # notes kept beside the pages (README.md, SOURCES.md) are not responses
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")
+                       and p.suffix.lower() not in _NOTE_SUFFIXES)
         if not files:
             raise BadInput(f"{source}: folder {path} holds no response file", field="PATH")
         if len(files) > MAX_IMPORT_FILES:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
@@ -89,7 +90,9 @@ def _csv_rows(text: str, name: str, result: ParseResult):
     reader = csv.reader(io.StringIO(text))
     header = None
     for fields in reader:
-        if "SKU" in fields and ("PricePerUnit" in fields or "Instance Type" in fields):
+        # the header row by name: trimmed excerpts of the offer file may drop SKU or other columns
+        if ("PricePerUnit" in fields and "Instance Type" in fields) or (
+                "SKU" in fields and ("PricePerUnit" in fields or "Instance Type" in fields)):
             header = [f.strip() for f in fields]
             break
         if len(fields) >= 2 and fields[0] == "Publication Date":
@@ -117,9 +120,32 @@ def _csv_rows(text: str, name: str, result: ParseResult):
         yield row, price, currency
 
 
+def _price_list_doc(doc) -> dict | None:
+    """The Price List Query API answer (`pricing get-products`: PriceList = JSON strings, one product
+    with its terms each) rebuilt as a bulk offer file."""
+    items = doc.get("PriceList") if isinstance(doc, dict) else doc if isinstance(doc, list) else None
+    if not isinstance(items, list):
+        return None
+    products, ondemand = {}, {}
+    for item in items:
+        if isinstance(item, str):
+            try:
+                item = json.loads(item)
+            except ValueError:
+                continue
+        if not isinstance(item, dict) or not isinstance(item.get("product"), dict):
+            continue
+        sku = item["product"].get("sku") or f"item-{len(products)}"
+        products[sku] = item["product"]
+        ondemand[sku] = ((item.get("terms") or {}).get("OnDemand") or {})
+    return {"products": products, "terms": {"OnDemand": ondemand}} if products else None
+
+
 def _json_rows(doc, result: ParseResult):
-    if not isinstance(doc, dict) or "products" not in doc:
-        result.skip("no 'products' in the JSON offer file")
+    if not (isinstance(doc, dict) and "products" in doc):
+        doc = _price_list_doc(doc)
+    if doc is None:
+        result.skip("no 'products' (bulk offer file) or 'PriceList' (Price List Query API) in the JSON")
         return
     if doc.get("publicationDate"):
         result.provenance.setdefault("publication_date", doc["publicationDate"])

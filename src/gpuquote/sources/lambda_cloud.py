@@ -56,19 +56,36 @@ def parse(raw: list[Raw], fetched_at: datetime) -> list[ParseResult]:
     return [result]
 
 
-def _gpu(it: dict) -> tuple[float | None, str | None]:
-    """(count, GPU name such as 'H100 80 GB SXM5') from the descriptions and specs."""
-    specs = it.get("specs") or {}
+_NAME = re.compile(r"^gpu_(\d+)x_([a-z0-9_]+?)(?:_n|_v\d+)?$", re.IGNORECASE)
+_PAREN = re.compile(r"^\s*([\d.]+)\s*GB\b\s*(.*)$", re.IGNORECASE)
+
+
+def _gpu(it: dict) -> tuple[float | None, str | None, str | None, float | None, str]:
+    """(count, GPU name such as 'H100 80 GB SXM5', model 'H100', memory GB, board text such as 'SXM5').
+
+    Lambda's live answer may carry no `description`/`gpu_description` at all (only name, price and
+    specs), so the instance type name ('gpu_8x_a100_80gb_sxm4') is the last resort.
+    """
+    specs = it.get("specs") if isinstance(it.get("specs"), dict) else {}
     count = num(specs.get("gpus"))
-    name = None
+    name, paren = None, ""
     m = _DESC.match(str(it.get("description") or ""))
-    if m:
+    if m and m.group(2).strip().upper() != "N/A":
         count = count or num(m.group(1))
-        name = f"{m.group(2)} {m.group(3) or ''}".strip()
+        name, paren = m.group(2), m.group(3) or ""
     gd = _GPU_DESC.match(str(it.get("gpu_description") or ""))
-    if gd and gd.group(1):
-        name = f"{gd.group(1)} {gd.group(2) or ''}".strip()
-    return count, name
+    if gd and gd.group(1) and gd.group(1).strip().upper() != "N/A":
+        name, paren = gd.group(1), gd.group(2) or ""
+    if name is None:
+        nm = _NAME.match(str(it.get("name") or ""))
+        if nm:
+            count = count or num(nm.group(1))
+            name = " ".join(t.upper() for t in nm.group(2).split("_"))
+    pm = _PAREN.match(paren)
+    mem = num(pm.group(1)) if pm else None
+    board = pm.group(2).strip() if pm else paren.strip()
+    full = f"{name} {paren}".strip() if name else None
+    return count, full, name, mem, board
 
 
 def _offers(e: dict, result: ParseResult, fetched_at: datetime) -> list:
@@ -80,11 +97,14 @@ def _offers(e: dict, result: ParseResult, fetched_at: datetime) -> list:
     cents = price_or_skip(result, it.get("price_cents_per_hour"), "price_cents_per_hour")
     if cents is None:
         return []
-    count, name = _gpu(it)
+    count, name, model, mem, board = _gpu(it)
     if not count or not name:
-        result.skip("no GPU count or name in the description")
+        result.skip("no GPU (count or name) in the instance type")
         return []
     g = gpu_fields(NAME, sku, name, count)
+    if g is None:
+        # 'RTX 6000 (24 GB)': the model alone is a family, the memory picks the card (Quadro RTX 6000)
+        g = gpu_fields(NAME, sku, model or name, count, memory_gib=mem, extra_names=(board,))
     if g is None:
         result.skip(f"GPU not in the catalog: {name}")
         return []

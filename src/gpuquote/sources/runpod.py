@@ -31,6 +31,17 @@ TIERS = (("secure", "securePrice", False), ("secure", "secureSpotPrice", True),
          ("community", "communityPrice", False), ("community", "communitySpotPrice", True))
 
 
+LOWEST = (("lowest", "uninterruptablePrice", False), ("lowest", "minimumBidPrice", True))
+
+
+def _tiers(t: dict, lowest: dict) -> tuple[tuple[str, str, bool], ...]:
+    """Per-tier price fields; a response that only carries `lowestPrice` (the documented
+    `gpuTypes { lowestPrice { minimumBidPrice uninterruptablePrice } }` query) falls back to it."""
+    if any(t.get(f) is not None for _, f, _ in TIERS):
+        return TIERS
+    return LOWEST if any(lowest.get(f) is not None for _, f, _ in LOWEST) else TIERS
+
+
 def fetch(http: Http, env: Mapping[str, str]) -> list[Raw]:
     key = next((env[k] for k in KEY_ENV if env.get(k)), None)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -74,17 +85,25 @@ def _offers(t: dict, result: ParseResult, fetched_at: datetime) -> list:
         return []
     mem = num(t.get("memoryInGb"))
     max_n = int(num(t.get("maxGpuCount")) or 1)
-    probe = gpu_fields(NAME, name, name, 1, memory_gib=mem, extra_names=(t.get("displayName"),))
+    display = str(t.get("displayName") or "").strip() or None
+    gpu_name = name
+    probe = gpu_fields(NAME, name, name, 1, memory_gib=mem, extra_names=(display,))
+    if probe is None and display:
+        # Real ids carry board suffixes the catalog does not know ("NVIDIA B300 SXM6 AC"); the display
+        # name ("B300") is the plain model.
+        gpu_name = display
+        probe = gpu_fields(NAME, name, display, 1, memory_gib=mem, extra_names=(name,))
     if probe is None:
         result.skip(f"GPU not in the catalog: {name}")
         return []
-    stock = (t.get("lowestPrice") or {}).get("stockStatus") if isinstance(t.get("lowestPrice"), dict) else None
+    lowest = t.get("lowestPrice") if isinstance(t.get("lowestPrice"), dict) else {}
+    stock = lowest.get("stockStatus")
     out = []
     priced = False
-    for tier, field, spot in TIERS:
+    for tier, field, spot in _tiers(t, lowest):
         if t.get(f"{tier}Cloud") is False:
             continue
-        value = t.get(field)
+        value = t.get(field) if tier != "lowest" else lowest.get(field)
         if value is None:
             continue  # this tier is not sold for this GPU
         price = num(value)
@@ -99,8 +118,9 @@ def _offers(t: dict, result: ParseResult, fetched_at: datetime) -> list:
         priced = True
         for n in (s for s in POD_SIZES if s <= max_n):
             sku = f"{name} x{n} ({tier})"
-            g = gpu_fields(NAME, sku, name, n, memory_gib=mem, extra_names=(t.get("displayName"),))
-            notes = fact_notes(g) + [f"{tier} cloud; price per GPU-hour x {n}"]
+            g = gpu_fields(NAME, sku, gpu_name, n, memory_gib=mem, extra_names=(display, name))
+            notes = fact_notes(g) + [f"{tier} cloud; price per GPU-hour x {n}" if tier != "lowest" else
+                                     f"lowest price over secure and community cloud; per GPU-hour x {n}"]
             if stock:
                 notes.append(f"stock (1 GPU): {stock}")
             o = build(result, provider=NAME, region="unknown", sku=sku, gpu_id=g.gpu_id, gpu_count=n,

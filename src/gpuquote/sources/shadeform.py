@@ -46,7 +46,8 @@ def parse(raw: list[Raw], fetched_at: datetime) -> list[ParseResult]:
 
 
 def _offers(it: dict, result: ParseResult, fetched_at: datetime) -> list:
-    cfg = it.get("configuration") if isinstance(it.get("configuration"), dict) else {}
+    # the real answer repeats gpu_type, num_gpus, vcpus... at the top level; either place is read
+    cfg = {**it, **(it.get("configuration") if isinstance(it.get("configuration"), dict) else {})}
     cloud = str(it.get("cloud") or "unknown").strip().lower()
     ctype = str(it.get("cloud_instance_type") or "").strip()
     stype = str(it.get("shade_instance_type") or "").strip()
@@ -78,7 +79,9 @@ def _offers(it: dict, result: ParseResult, fetched_at: datetime) -> list:
     notes = fact_notes(g) + [f"resold by Shadeform from {cloud} ({ctype or stype})"]
     if it.get("deployment_type"):
         notes.append(f"deployment: {it['deployment_type']}")
-    avail = [a for a in it.get("availability") or [] if isinstance(a, dict) and a.get("region")]
+    raw_avail = it.get("availability") or []
+    raw_avail = [raw_avail] if isinstance(raw_avail, dict) else raw_avail
+    avail = [a for a in raw_avail if isinstance(a, dict) and a.get("region")]
     out = []
     for region, ok in ([(str(a["region"]), a.get("available")) for a in avail] or [("unknown", None)]):
         o = build(result, provider=NAME, region=region, sku=sku, gpu_id=g.gpu_id, gpu_count=count,

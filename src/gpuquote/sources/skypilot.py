@@ -73,6 +73,25 @@ def read_rows(text: str, result: ParseResult) -> tuple[list[str], list[dict]]:
     return header, rows
 
 
+def _gpu_info(info: str) -> dict:
+    if not info or not info.startswith("{"):
+        return {}
+    try:
+        d = ast.literal_eval(info)
+    except (ValueError, SyntaxError):
+        try:
+            d = json.loads(info)
+        except ValueError:
+            return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _gpu_info_name(info: str) -> str | None:
+    gpus = _gpu_info(info).get("Gpus") or []
+    name = gpus[0].get("Name") if gpus and isinstance(gpus[0], dict) else None
+    return str(name) if name else None
+
+
 def _gpu_memory_gib(info: str, count: float, catalog_mems: list[float], result: ParseResult) -> float | None:
     """Per-GPU memory from GpuInfo, corrected where the catalog stored a total or GB instead of MiB."""
     if not info or not info.startswith("{"):
@@ -131,13 +150,15 @@ def parse_vms_csv(text: str, cloud: str, *, fetched_at: datetime, source: str) -
             continue
         sku = (r.get("InstanceType") or "").strip()
         upstream = r.get("UpstreamCloudId")
-        probe = gpu_fields(cloud, sku, name, count, extra_names=(upstream,))
+        # GpuInfo's own name can pin the board where AcceleratorName does not (RunPod: 'A100-80GB' / 'A100 PCIe')
+        hints = (upstream, _gpu_info_name(r.get("GpuInfo", "")))
+        probe = gpu_fields(cloud, sku, name, count, extra_names=hints)
         if probe is None:
             result.skip(f"GPU not in the catalog: {name}")
             continue
         mems = sorted({cat[m].memory_gib for m in _members(probe.gpu_id)} | {g.memory_gib for g in cat.values()})
         mem = _gpu_memory_gib(r.get("GpuInfo", ""), count, mems, result)
-        fields = gpu_fields(cloud, sku, name, count, memory_gib=mem, extra_names=(upstream,)) if mem else probe
+        fields = gpu_fields(cloud, sku, name, count, memory_gib=mem, extra_names=hints) if mem else probe
         facts = fields.facts
         region = (r.get("Region") or "unknown").strip() or "unknown"
         zone = (r.get("AvailabilityZone") or "").strip()
