@@ -148,3 +148,15 @@ def test_compute_job_is_priced_per_exaflop():
     # FP64: the A100 (19.5 TFLOPS FP64 tensor) finishes far sooner than a GeForce card
     by = _by_id(d["rows"])
     assert by["hgx-node"]["time_hours"] < by["one-4090"]["time_hours"]
+
+
+def test_columnar_catalog_read_plans_like_dict_rows():
+    """service.plan reads the catalog as columns; planning the same offers as dict rows gives the same ranking."""
+    from gpuquote.store import OfferFilter, embedded_reader, query_offers
+
+    job = load_job(str(JOBS / "lora-70b.yaml"))
+    rows, _ = query_offers(embedded_reader(), OfferFilter(gpu_ids=None))
+    by_dicts = plan(job, rows, PlanOptions(top=8))
+    by_columns = plan_job(str(JOBS / "lora-70b.yaml"), top=8)
+    assert [r["offer_id"] for r in by_columns["rows"]] == [r["offer_id"] for r in by_dicts["rows"]]
+    assert [r["total_cost_usd"] for r in by_columns["rows"]] == [r["total_cost_usd"] for r in by_dicts["rows"]]

@@ -70,6 +70,47 @@ class OfferTable:
                 "cov_eg": cov_eg, "is_quote": quote}
         return cls(cols, rows.__getitem__)
 
+    @classmethod
+    def from_columns(cls, raw: dict[str, list], row: Callable[[int], dict]) -> OfferTable:
+        """From stored columns (see store.queries.PLAN_COLUMNS); JSON fields are parsed only when not empty."""
+        import json
+
+        n = len(raw["gpu_id"])
+        f = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=float)  # noqa: E731
+        per = raw["price_per"]
+        term = raw["term_months"]
+        simple = np.array([p in SIMPLE_PER and not t for p, t in zip(per, term, strict=True)], dtype=bool)
+        gran = np.array([g or SIMPLE_PER.get(p, 3600) for g, p in zip(raw["billing_granularity_s"], per, strict=True)],
+                        dtype=float)
+        st, eg = np.zeros(n), np.zeros(n)
+        for i, ex in enumerate(raw["extras"]):
+            if ex and ex != "{}":
+                d = json.loads(ex)
+                st[i] = d.get("storage_usd_per_gb_month", 0.0)
+                eg[i] = d.get("egress_usd_per_gb", 0.0)
+        cov_st, cov_eg = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        for i, cv in enumerate(raw["covers"]):
+            if cv and cv != "[]":
+                items = json.loads(cv)
+                cov_st[i], cov_eg[i] = "storage" in items, "egress" in items
+        obj = lambda xs: np.array(xs, dtype=object)  # noqa: E731
+        cols = {"gpu_id": obj(raw["gpu_id"]), "gpu_count": f(raw["gpu_count"]),
+                "exclusive": obj([e or "unknown" for e in raw["gpu_exclusive"]]),
+                "intra": obj([x or "unknown" for x in raw["intra_node"]]),
+                "net_kind": obj([x or "unknown" for x in raw["inter_node_kind"]]),
+                "net_gbps": f(raw["inter_node_gbps"]),
+                "rate": f(raw["usd_per_node_hour"]), "per_simple": simple, "gran": gran,
+                "spot": np.array([bool(x) for x in raw["spot"]], dtype=bool), "provider": obj(raw["provider"]),
+                "vcpus": f([v or None for v in raw["vcpus"]]), "st": st, "eg": eg, "cov_st": cov_st, "cov_eg": cov_eg,
+                "is_quote": np.array([str(s or "").startswith("quote:") for s in raw["source"]], dtype=bool)}
+        return cls(cols, row)
+
+    @classmethod
+    def concat(cls, a: OfferTable, b: OfferTable) -> OfferTable:
+        na = len(a)
+        cols = {k: np.concatenate([a.c[k], b.c[k]]) for k in a.c}
+        return cls(cols, lambda i: a.row(i) if i < na else b.row(i - na))
+
     def config_codes(self) -> tuple[np.ndarray, list[tuple]]:
         """A code per offer for its hardware configuration key, and the distinct keys."""
         c = self.c

@@ -7,8 +7,9 @@ from pathlib import Path
 from gpuquote.errors import BadInput
 from gpuquote.plan import PlanOptions, plan
 from gpuquote.plan.candidates import row_from_offer
+from gpuquote.plan.table import OfferTable
 from gpuquote.service.offers import INTERCONNECTS, gpu_filter_ids
-from gpuquote.store import OfferFilter, open_reader, query_offers
+from gpuquote.store import OfferFilter, fetch_offer, open_reader, query_offer_columns, query_offers
 
 UPGRADE_GPUS = ("h100", "h200")
 ADVICE_ROWS_PER_GPU = 300
@@ -60,24 +61,26 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
     if spot is None and j.kind == "infer" and j.requests_per_s is not None and j.total_requests is None:
         spot = False  # an interruption drops live traffic: serving is priced on-demand unless asked
         online_default = "online serving: spot offers left out (an interruption drops live traffic); --spot to include"
-    rows: list[dict] = []
+    table = OfferTable.from_rows([])
     reader = None
     if include_catalog:
         reader = open_reader()
-        rows, _ = query_offers(reader, OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect,
-                                                   region=region, spot=spot, providers=providers,
-                                                   max_price_usd=max_price_usd))
+        raw = query_offer_columns(reader, OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect,
+                                                      region=region, spot=spot, providers=providers,
+                                                      max_price_usd=max_price_usd))
+        pks, rd = raw["pk"], reader
+        table = OfferTable.from_columns(raw, lambda i: fetch_offer(rd, pks[i]))
     quote_errors: list[dict] = []
     if quotes:
         qrows, quote_errors = _quote_rows(quotes, overrides)
-        rows += qrows
+        table = OfferTable.concat(table, OfferTable.from_rows(qrows))
     advice_rows: list[dict] = []
     if reader is not None:
         for fam in UPGRADE_GPUS:
             arows, _ = query_offers(reader, OfferFilter(gpu_ids=gpu_filter_ids(fam)[1], region=region, spot=spot,
                                                         limit=ADVICE_ROWS_PER_GPU))
             advice_rows += arows
-    result = plan(j, rows, opts, advice_rows=advice_rows)
+    result = plan(j, table, opts, advice_rows=advice_rows)
     if online_default:
         result["assumptions"].append(online_default)
     result["store"] = reader.where if reader is not None else None

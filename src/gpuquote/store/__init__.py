@@ -3,7 +3,15 @@
 Reads (queries, Reader) avoid importing SQLAlchemy for SQLite stores; writes import it on first use.
 """
 
-from gpuquote.store.queries import SORT_COLUMNS, OfferFilter, distinct_providers, list_snapshots, query_offers
+from gpuquote.store.queries import (
+    SORT_COLUMNS,
+    OfferFilter,
+    distinct_providers,
+    fetch_offer,
+    list_snapshots,
+    query_offer_columns,
+    query_offers,
+)
 from gpuquote.store.reader import Reader, embedded_reader, open_reader
 from gpuquote.store.rows import freshness, row_to_dict
 
@@ -23,8 +31,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "SORT_COLUMNS", "distinct_providers", "ImportResult", "OfferFilter", "Reader", "copy_store", "embedded_reader",
-    "freshness",
-    "import_offers", "list_snapshots", "migrate", "open_reader", "query_offers", "raw_responses", "read_engine",
-    "row_to_dict", "write_engine",
+    "SORT_COLUMNS", "ImportResult", "OfferFilter", "Reader", "copy_store", "distinct_providers", "embedded_reader",
+    "fetch_offer", "freshness", "import_offers", "list_snapshots", "migrate", "open_reader", "query_offer_columns",
+    "query_offers", "raw_responses", "read_engine", "row_to_dict", "write_engine",
 ]

@@ -120,3 +120,20 @@ def list_snapshots(reader, source: str | None = None) -> list[dict]:
         m["provenance"] = json.loads(m["provenance"] or "{}")
         out.append(m)
     return out
+
+
+PLAN_COLUMNS = ("pk", "gpu_id", "gpu_count", "gpu_exclusive", "intra_node", "inter_node_kind", "inter_node_gbps",
+                "usd_per_node_hour", "price_per", "term_months", "billing_granularity_s", "spot", "provider", "vcpus",
+                "extras", "covers", "source")
+
+
+def query_offer_columns(reader, f: OfferFilter) -> dict[str, list]:
+    """The current offers matching the filter as columns (no per-row dicts, no JSON of notes): for planning."""
+    where, params = _where(f)
+    rows = reader.execute(f"SELECT {', '.join(PLAN_COLUMNS)} FROM offers WHERE {where}", params)
+    return {c: [r[c] for r in rows] for c in PLAN_COLUMNS}
+
+
+def fetch_offer(reader, pk: int) -> dict:
+    """One stored offer, as `query_offers` returns it."""
+    return row_to_dict(reader.execute("SELECT * FROM offers WHERE pk = :pk", {"pk": pk})[0])
