@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from gpuquote.estimate import comm
-from gpuquote.estimate.compute import efficiency, train_flops_per_token
+from gpuquote.estimate.compute import efficiency, gemm_size_factor, train_flops_per_token
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.job import Job
 from gpuquote.estimate.memory import default_seq_len, lora_params, weight_bytes
@@ -54,6 +54,9 @@ def train_perf(job: Job, a: Architecture, m: Machine, lay: Layout) -> TrainPerf:
     else:
         prec = "tf32" if job.precision == "tf32" else job.precision
         r_dense = r_attn = check_precision(m.gpu, prec) * efficiency(m, prec)
+    # weight GEMMs lose a partial wave of tiles; the attention core (FlashAttention) is not a weight GEMM
+    passes = ("lora" if job.method in ("lora", "qlora") else "train") + ("_recompute" if lay.ckpt == "full" else "")
+    r_dense *= gemm_size_factor(a, lay.tp, tokens_mb, passes)
     t_mb = tokens_mb * (hw_dense / r_dense + hw_attn / r_attn) / (lay.tp * lay.pp)
     if job.method == "qlora":  # NF4 -> BF16 dequantisation per pass: read 0.5 B, write and read 2 B
         passes = 3.0 if lay.ckpt == "full" else 2.0
