@@ -97,7 +97,7 @@ def _expected_per_gpu_hour(shared_dir: Path) -> dict:
             for spot, col in ((False, "Price"), (True, "SpotPrice")):
                 v = r.get(col) or ""
                 if v and float(v) > 0:
-                    want.setdefault((cloud, r["Region"], r["InstanceType"], spot), set()).add(float(v) / n)
+                    want.setdefault((cloud, r["Region"] or "unknown", r["InstanceType"], spot), set()).add(float(v) / n)
     return want
 
 
