@@ -354,6 +354,17 @@ async def _quote_form(request: Request) -> tuple[dict, str | None, str | None]:
     return fields, text, name
 
 
+def _form_failure(request: Request, fields: dict, e: Exception) -> tuple[Response | None, BadInput | None, str | None]:
+    """A submitted form that failed: the JSON twin answers at once; the page shows the error or what is missing."""
+    if isinstance(e, BadInput):
+        if wants_json(request, fields):
+            return json_twin(e.to_dict(), 400), None, None
+        return None, e, None
+    if wants_json(request, fields):
+        raise e
+    return None, None, str(e)
+
+
 @router.get("/quote-check")
 def quote_check_page(request: Request):
     ex = _default_quotes()
@@ -375,14 +386,10 @@ async def quote_check_submit(request: Request):
                                  rates)
         if wants_json(request, fields):
             return json_twin(result)
-    except BadInput as e:
-        if wants_json(request, fields):
-            return json_twin(e.to_dict(), 400)
-        error = e
-    except common.NotAvailable as e:
-        if wants_json(request, fields):
-            raise
-        unavailable = str(e)
+    except (BadInput, common.NotAvailable) as e:
+        answer, error, unavailable = _form_failure(request, fields, e)
+        if answer is not None:
+            return answer
     form = {"text": fields.get("text", ""), "utilisation": fields.get("utilisation", "1"),
             "rates": fields.get("rates", "")}
     return render(request, "quote_check.html", status=400 if error else 200, page="quote_check", form=form,
@@ -414,14 +421,10 @@ async def tco_submit(request: Request):
         if wants_json(request, fields):
             return json_twin(result)
         chart = charts.tco_chart(result, req, lang_of(request))
-    except BadInput as e:
-        if wants_json(request, fields):
-            return json_twin(e.to_dict(), 400)
-        error = e
-    except common.NotAvailable as e:
-        if wants_json(request, fields):
-            raise
-        unavailable = str(e)
+    except (BadInput, common.NotAvailable) as e:
+        answer, error, unavailable = _form_failure(request, fields, e)
+        if answer is not None:
+            return answer
     form = {"text": fields.get("text", ""), "buy": fields.get("buy", ""), "rent": fields.get("rent", ""),
             "utilisation": fields.get("utilisation", "0.7"), "rates": fields.get("rates", "")}
     return render(request, "tco.html", status=400 if error else 200, page="tco", form=form, result=result,
