@@ -39,3 +39,97 @@ def t(key: str, lang: str | None = None, **kw: object) -> str:
     lang = lang or current_lang()
     text = catalog(lang).get(key) or catalog("en").get(key) or key
     return text.format(**kw) if kw else text
+
+
+# ------------------------------------------------------------------ messages computed by the lower layers
+#
+# The planner, the checklist, the estimator and the probe compute sentences ("spot: ~2.8 interruptions
+# expected ..."). They must stay plain strings for the JSON contract, for logs and for tests, yet be shown
+# in the reader's language. `Msg` is such a string: it reads as its English text and remembers its catalog key
+# and parameters, so an interface (cli/, web/) turns it into the reader's language with `localize` at the
+# last moment. Results can be cached and pickled without fixing a language.
+
+
+def _render(key: str, lang: str, params: dict[str, object]) -> str:
+    template = catalog(lang).get(key) or catalog("en").get(key)
+    if template is None:
+        raise KeyError(f"message {key!r} is not in data/i18n/en.json")
+    return template.format(**params) if params else template
+
+
+class Msg(str):
+    """A catalog sentence: `str(m)` is the English text; `m.localized(lang)` the same sentence in `lang`."""
+
+    key: str
+    params: dict[str, object]
+
+    def __new__(cls, key: str, /, **params: object) -> Msg:
+        self = super().__new__(cls, _render(key, "en", params))
+        self.key, self.params = key, params
+        return self
+
+    def localized(self, lang: str) -> str:
+        if lang == "en":
+            return str.__str__(self)
+        return _render(self.key, lang, {k: localize(v, lang) for k, v in self.params.items()})
+
+    def __reduce__(self):  # pickle by key and parameters, not by the English text
+        return (_rebuild_msg, (self.key, self.params))
+
+    def __add__(self, other: object) -> Text:  # type: ignore[override]
+        return Text(self, other)
+
+    def __radd__(self, other: object) -> Text:
+        return Text(other, self)
+
+
+def _rebuild_msg(key: str, params: dict[str, object]) -> Msg:
+    return Msg(key, **params)
+
+
+class Text(str):
+    """Catalog sentences and plain strings joined (`msg + "; " + other`, `join("; ", msgs)`), localised part by part."""
+
+    parts: tuple[object, ...]
+
+    def __new__(cls, *parts: object) -> Text:
+        flat: list[object] = []
+        for p in parts:
+            flat.extend(p.parts if isinstance(p, Text) else (p,))
+        self = super().__new__(cls, "".join(str(p) for p in flat))
+        self.parts = tuple(flat)
+        return self
+
+    def localized(self, lang: str) -> str:
+        return "".join(str(localize(p, lang)) for p in self.parts)
+
+    def __reduce__(self):
+        return (Text, self.parts)
+
+    def __add__(self, other: object) -> Text:  # type: ignore[override]
+        return Text(self, other)
+
+    def __radd__(self, other: object) -> Text:
+        return Text(other, self)
+
+
+def join(sep: str, items: list) -> Text:
+    """`sep.join(items)` that keeps each catalog sentence translatable."""
+    parts: list[object] = []
+    for i, item in enumerate(items):
+        if i:
+            parts.append(sep)
+        parts.append(item)
+    return Text(*parts)
+
+
+def localize(obj: object, lang: str | None = None) -> object:
+    """The same value with every `Msg`/`Text` inside (dicts, lists, tuples) in `lang`; other values untouched."""
+    lang = lang or current_lang()
+    if isinstance(obj, Msg | Text):
+        return obj.localized(lang)
+    if isinstance(obj, dict):
+        return {k: localize(v, lang) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [localize(v, lang) for v in obj]
+    return obj

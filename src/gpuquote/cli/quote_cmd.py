@@ -47,9 +47,10 @@ def register(app: typer.Typer) -> None:
         rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT, e.g. "
                                        "CNY=0.14 (repeatable)."),
     ) -> None:
+        from gpuquote.i18n import localize
         from gpuquote.service.quotes import check_quotes
 
-        data = check_quotes(file, utilisation, rate or [])
+        data = localize(check_quotes(file, utilisation, rate or []))
         if as_json:
             print_json(data)
         else:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from gpuquote.hardware import GPU, load_gpus, members
+from gpuquote.i18n import Msg, join
 from gpuquote.offers.model import Offer
 
 #: (number, name) of the ten checklist items; numbers and names are stable (JSON contract).
@@ -148,17 +149,17 @@ def _item_memory(f: Facts) -> CheckItem:
     n, name = 1, ITEM_NAMES[1]
     gs = _gpus(f)
     if not gs:
-        return CheckItem(n, name, "missing", "GPU model not stated: ask the exact model, memory and form factor")
+        return CheckItem(n, name, "missing", Msg("check.memory.no_gpu"))
     label = _label(gs)
     mems = sorted({g.memory_gib for g in gs})
-    problems: list[str] = []
+    problems: list[object] = []
     profile = mig_profile(f.exclusive)
     if f.memory_gib_stated is not None and not any(_mem_close(f.memory_gib_stated, m) for m in mems):
         smaller = f.memory_gib_stated < min(mems)
         sliceish = smaller and any((g.mig_max or 0) > 0 for g in gs) and not _sibling_memory(gs, f.memory_gib_stated)
         if profile is None and not sliceish:
-            problems.append(f"{_fmt(f.memory_gib_stated)} GB per GPU stated, but {label} "
-                            f"{' / '.join(_fmt(m) for m in mems)} GB has {' or '.join(_fmt(m) for m in mems)} GB")
+            problems.append(Msg("check.memory.stated_wrong", stated=_fmt(f.memory_gib_stated), label=label,
+                                mems="/".join(_fmt(m) for m in mems)))
     if f.bandwidth_gbs_stated is not None:
         bws = {g.id: g.memory_bandwidth_gbs for g in gs if g.memory_bandwidth_gbs}
         if bws and not any(abs(f.bandwidth_gbs_stated - b) <= BANDWIDTH_TOLERANCE * b for b in bws.values()):
@@ -167,17 +168,18 @@ def _item_memory(f: Facts) -> CheckItem:
             who = [g for g in cat.values() if g.family in fam and g.memory_bandwidth_gbs
                    and abs(f.bandwidth_gbs_stated - g.memory_bandwidth_gbs) <= BANDWIDTH_TOLERANCE
                    * g.memory_bandwidth_gbs]
-            hint = f" ({_fmt(f.bandwidth_gbs_stated / 1000)} TB/s is the {', '.join(g.id for g in who)})" if who else ""
-            problems.append(f"memory bandwidth {_fmt(f.bandwidth_gbs_stated)} GB/s stated, but {label} "
-                            f"{'/'.join(_fmt(m) for m in mems)} GB has "
-                            f"{' or '.join(sorted({_fmt(b) for b in bws.values()}))} GB/s{hint}")
+            hint = (Msg("check.memory.bandwidth_hint", tbs=_fmt(f.bandwidth_gbs_stated / 1000),
+                        ids=", ".join(g.id for g in who)) if who else "")
+            problems.append(Msg("check.memory.bandwidth_wrong", stated=_fmt(f.bandwidth_gbs_stated), label=label,
+                                mems="/".join(_fmt(m) for m in mems),
+                                bws="/".join(sorted({_fmt(b) for b in bws.values()})), hint=hint))
     for p in f.precisions_claimed:
         if all(g.peak_tflops(p) is None for g in gs):
             arch = sorted({g.architecture.split(" (")[0] for g in gs})
-            problems.append(f"{p.upper()} promised, but {label} ({', '.join(arch)}) has no {p.upper()} support"
-                            + (" (FP8 arrived with Hopper/Ada)" if p == "fp8" else ""))
+            problems.append(Msg("check.memory.precision_fp8" if p == "fp8" else "check.memory.precision",
+                                p=p.upper(), label=label, arch=", ".join(arch)))
     if problems:
-        return CheckItem(n, name, "mismatch", "; ".join(problems), None)
+        return CheckItem(n, name, "mismatch", join("; ", problems), None)
     fam = sorted({g.family for g in gs})[0]
     if len(mems) > 1:
         def bw_range(m: float) -> str:
@@ -185,15 +187,15 @@ def _item_memory(f: Facts) -> CheckItem:
             return "-".join(_fmt(b) for b in (bw[0], bw[-1]) if b) if len(bw) > 1 else _fmt(bw[0] if bw else None)
 
         opts = ", ".join(f"{_fmt(m)} GB ({bw_range(m)} GB/s)" for m in mems)
-        msg = f"memory not stated: '{f.gpu_name or f.gpu_id}' may be {opts}; ask the vendor which"
+        msg: object = Msg("check.memory.not_stated", name=f.gpu_name or f.gpu_id, opts=opts)
         if f.bandwidth_gbs_stated:
-            msg += f" (stated {_fmt(f.bandwidth_gbs_stated)} GB/s suggests the closest match)"
+            msg = msg + Msg("check.memory.bandwidth_suggests", bw=_fmt(f.bandwidth_gbs_stated))
         return CheckItem(n, name, "missing", msg, None)
     m = mems[0]
     bws = sorted({g.memory_bandwidth_gbs for g in gs if g.memory_bandwidth_gbs})
     msg = f"{label} {_fmt(m)} GB {gs[0].memory_type}, {'-'.join(_fmt(b) for b in bws)} GB/s"
     if f.memory_gib_stated is not None and not _mem_close(f.memory_gib_stated, m):
-        msg += f"; {_fmt(f.memory_gib_stated)} GB stated per GPU is a slice of it (see item 4)"
+        msg = msg + Msg("check.memory.slice", stated=_fmt(f.memory_gib_stated))
     return CheckItem(n, name, "ok", msg, f"{fam}-{_fmt(m)}gb")
 
 
@@ -201,18 +203,17 @@ def _item_form(f: Facts) -> CheckItem:
     n, name = 2, ITEM_NAMES[2]
     gs = _gpus(f)
     if not gs:
-        return CheckItem(n, name, "missing", "GPU not stated: ask PCIe or SXM")
+        return CheckItem(n, name, "missing", Msg("check.form.no_gpu"))
     forms = sorted({g.form_factor for g in gs})
     variants = sorted({g.variant for g in gs})
     if f.form_factor_stated and f.form_factor_stated not in forms:
-        return CheckItem(n, name, "mismatch", f"form factor '{f.form_factor_stated}' stated, but the GPU named "
-                         f"('{f.gpu_name or f.gpu_id}') is {'/'.join(forms).upper()}", None)
+        return CheckItem(n, name, "mismatch", Msg("check.form.contradicts", stated=f.form_factor_stated,
+                                                  name=f.gpu_name or f.gpu_id, forms="/".join(forms).upper()), None)
     if len(variants) > 1:
-        msg = (f"PCIe or SXM not stated ('{f.gpu_name or f.gpu_id}' may be {' or '.join(v.upper() for v in variants)});"
-               " ask the vendor: SXM on an HGX board has NVLink/NVSwitch and a higher power limit, PCIe cards "
-               "talk over PCIe or bridged pairs")
+        msg: object = Msg("check.form.not_stated", name=f.gpu_name or f.gpu_id,
+                          variants=" / ".join(v.upper() for v in variants))
         if f.intra_node == "nvswitch":
-            msg += "; NVSwitch implies SXM (HGX) - confirm"
+            msg = msg + Msg("check.form.nvswitch_implies_sxm")
         return CheckItem(n, name, "missing", msg, None)
     g = gs[0]
     return CheckItem(n, name, "ok", f"{g.form_factor_detail} ({_fmt(g.tdp_w)} W)", variants[0])
@@ -226,14 +227,13 @@ def _item_count(f: Facts) -> CheckItem:
     n, name = 3, ITEM_NAMES[3]
     c = f.gpu_count
     if c is None:
-        return CheckItem(n, name, "missing", "GPU count per node not stated: ask how many GPUs one node has")
+        return CheckItem(n, name, "missing", Msg("check.count.not_stated"))
     if c > MAX_GPUS_PER_NODE and not _is_sliced(f):
-        return CheckItem(n, name, "mismatch", f"{_fmt(c)} GPUs in one node: no server board holds more than "
-                         f"{MAX_GPUS_PER_NODE}; ask for the count per node and the number of nodes", None)
+        return CheckItem(n, name, "mismatch", Msg("check.count.too_many", n=_fmt(c), max=MAX_GPUS_PER_NODE), None)
     if f.exclusive is True and not float(c).is_integer():
-        return CheckItem(n, name, "mismatch", f"{_fmt(c)} GPUs but sold as exclusive whole GPUs", None)
-    unit = "MIG slices" if mig_profile(f.exclusive) else "GPUs"
-    return CheckItem(n, name, "ok", f"{_fmt(c)} {unit} per node", c)
+        return CheckItem(n, name, "mismatch", Msg("check.count.fractional", n=_fmt(c)), None)
+    key = "check.count.ok_mig" if mig_profile(f.exclusive) else "check.count.ok"
+    return CheckItem(n, name, "ok", Msg(key, n=_fmt(c)), c)
 
 
 def _item_exclusive(f: Facts) -> CheckItem:
@@ -243,49 +243,48 @@ def _item_exclusive(f: Facts) -> CheckItem:
     profile = mig_profile(f.exclusive)
     text_mig = MIG_RE.search(f.text or "") or re.search(r"\bmig\b", f.text or "", re.IGNORECASE)
     if f.exclusive == "unknown":
-        msg = "not stated whether the GPUs are dedicated, MIG slices or time-shared: ask the vendor"
+        msg: object = Msg("check.exclusive.not_stated")
         if text_mig:
-            msg += " (the notes mention MIG)"
+            msg = msg + Msg("check.exclusive.notes_mention_mig")
         return CheckItem(n, name, "missing", msg)
     if f.exclusive == "shared":
-        return CheckItem(n, name, "ok", "time-shared GPU: throughput and memory are not guaranteed", "shared")
+        return CheckItem(n, name, "ok", Msg("check.exclusive.shared"), "shared")
     if profile is not None:
         m = MIG_RE.fullmatch(profile)
         if not m:
-            return CheckItem(n, name, "mismatch", f"MIG profile '{profile}' is not of the form <N>g.<M>gb")
+            return CheckItem(n, name, "mismatch", Msg("check.exclusive.mig_form", profile=profile))
         slices, mem = int(m.group(1)), float(m.group(2))
         if gs and all(not g.mig_max for g in gs):
-            return CheckItem(n, name, "mismatch", f"MIG slice '{profile}' offered, but {label} does not support MIG")
+            return CheckItem(n, name, "mismatch", Msg("check.exclusive.no_mig", profile=profile, label=label))
         if gs:
             tables = mig_profiles()
             known = [g for g in gs if g.id in tables]
             base = profile.lower()
             if known and not any(base in tables[g.id] for g in known):
                 opts = sorted({p for g in known for p in tables[g.id] if "+me" not in p})
-                return CheckItem(n, name, "mismatch", f"MIG profile '{profile}' does not exist on "
-                                 f"{', '.join(g.id for g in known)}; its profiles: {', '.join(opts)}")
+                return CheckItem(n, name, "mismatch", Msg("check.exclusive.mig_unknown", profile=profile,
+                                                          ids=", ".join(g.id for g in known), opts=", ".join(opts)))
             if all(mem > g.memory_gib * 1.02 or slices > (g.mig_max or 0) for g in gs):
-                return CheckItem(n, name, "mismatch", f"MIG profile '{profile}' exceeds {label}'s memory or "
-                                 "slice count")
+                return CheckItem(n, name, "mismatch", Msg("check.exclusive.mig_too_big", profile=profile,
+                                                          label=label))
         if f.memory_gib_stated is not None and not _mem_close(f.memory_gib_stated, mem, 0.1):
             full = gs and any(_mem_close(f.memory_gib_stated, g.memory_gib) for g in gs)
             if full:
-                return CheckItem(n, name, "mismatch", f"sold as MIG slice '{profile}' but {_fmt(f.memory_gib_stated)}"
-                                 " GB per GPU stated (the full GPU's memory): ask which it is")
+                return CheckItem(n, name, "mismatch", Msg("check.exclusive.mig_full_memory", profile=profile,
+                                                          stated=_fmt(f.memory_gib_stated)))
         mig_max = max((g.mig_max or 7) for g in gs) if gs else 7
-        return CheckItem(n, name, "ok", f"MIG slice {profile}: {slices}/{mig_max} of the compute, {_fmt(mem)} GB; "
-                         "priced per slice, never ranked against whole GPUs", f"mig:{profile.lower()}")
+        return CheckItem(n, name, "ok", Msg("check.exclusive.mig_ok", profile=profile, slices=slices,
+                                            max=mig_max, mem=_fmt(mem)), f"mig:{profile.lower()}")
     # exclusive whole GPUs: look for signs of a slice sold as a full GPU
     mems = [g.memory_gib for g in gs]
     if (f.memory_gib_stated is not None and mems and f.memory_gib_stated < 0.9 * min(mems)
             and any((g.mig_max or 0) > 0 for g in gs) and not _sibling_memory(gs, f.memory_gib_stated)):
-        return CheckItem(n, name, "mismatch", f"sold as a full {label} but {_fmt(f.memory_gib_stated)} GB per GPU "
-                         f"is a MIG-slice size (full GPU: {'/'.join(_fmt(m) for m in sorted(set(mems)))} GB): a "
-                         "MIG slice sold as a full GPU?")
+        return CheckItem(n, name, "mismatch", Msg("check.exclusive.slice_as_full", label=label,
+                                                  stated=_fmt(f.memory_gib_stated),
+                                                  full="/".join(_fmt(m) for m in sorted(set(mems)))))
     if text_mig:
-        return CheckItem(n, name, "mismatch", f"sold as exclusive full GPUs but the notes mention MIG "
-                         f"('{text_mig.group(0)}'): ask whether the GPU is partitioned")
-    return CheckItem(n, name, "ok", "dedicated whole GPUs", "exclusive")
+        return CheckItem(n, name, "mismatch", Msg("check.exclusive.notes_mig", text=text_mig.group(0)))
+    return CheckItem(n, name, "ok", Msg("check.exclusive.ok"), "exclusive")
 
 
 def _item_intra(f: Facts) -> CheckItem:
@@ -295,138 +294,124 @@ def _item_intra(f: Facts) -> CheckItem:
     c = f.gpu_count
     link = f.intra_node
     if mig_profile(f.exclusive) is not None or f.exclusive == "shared":
-        return CheckItem(n, name, "ok", "a slice of one GPU: no GPU-to-GPU link involved", "none")
+        return CheckItem(n, name, "ok", Msg("check.intra.slice"), "none")
     if c is not None and c <= 1:
-        msg = "single GPU: no GPU-to-GPU link needed"
+        msg: object = Msg("check.intra.single")
         if link in ("nvswitch", "nvlink"):
-            msg += f" ({link} stated; it is not usable by one GPU)"
+            msg = msg + Msg("check.intra.single_link", link=link)
         return CheckItem(n, name, "ok", msg, "none")
     if link == "unknown":
-        msg = ("GPU-to-GPU link not stated: ask NVSwitch (HGX board, all-to-all NVLink), NVLink bridges "
-               "(pairs) or PCIe only - all-reduce bandwidth differs ~10x")
-        return CheckItem(n, name, "missing", msg)
+        return CheckItem(n, name, "missing", Msg("check.intra.not_stated"))
     if link == "none":
-        return CheckItem(n, name, "mismatch", f"intra_node 'none' means a single GPU, but {_fmt(c)} GPUs are quoted")
-    src = " (from the notes)" if f.intra_node_from_text else ""
+        return CheckItem(n, name, "mismatch", Msg("check.intra.none_multi", n=_fmt(c)))
+    src = Msg("check.intra.from_notes") if f.intra_node_from_text else ""
     forms = {g.form_factor for g in gs}
     no_nvlink = bool(gs) and all((g.nvlink_gen or "none").lower().startswith("none") for g in gs)
     if link == "nvswitch" and gs and forms <= {"pcie"}:
-        return CheckItem(n, name, "mismatch", f"NVSwitch stated{src} for {_fmt(c)}x {label} PCIe: PCIe cards cannot "
-                         "attach to an NVSwitch (at most NVLink-bridged pairs); NVSwitch needs SXM on an HGX board")
+        return CheckItem(n, name, "mismatch", Msg("check.intra.nvswitch_pcie", src=src, n=_fmt(c), label=label))
     if link in ("nvswitch", "nvlink") and no_nvlink:
-        return CheckItem(n, name, "mismatch", f"{link} stated{src}, but {label} has no NVLink")
+        return CheckItem(n, name, "mismatch", Msg("check.intra.no_nvlink", link=link, src=src, label=label))
     if link == "pcie" and gs and forms == {"sxm"}:
-        return CheckItem(n, name, "mismatch", f"PCIe-only stated for {label} SXM: SXM GPUs are linked by NVLink on "
-                         "their board; ask whether the GPUs are really SXM")
-    msg = {"nvswitch": "NVSwitch: all-to-all NVLink between the GPUs",
-           "nvlink": "NVLink between GPUs",
-           "pcie": "PCIe only between GPUs: tensor parallelism across GPUs will be slow"}[link] + src
+        return CheckItem(n, name, "mismatch", Msg("check.intra.pcie_sxm", label=label))
+    msg = Msg(f"check.intra.ok_{link}") + src
     if link == "nvlink" and forms <= {"pcie"} and c and c > 2:
-        msg += f"; on PCIe cards bridges join pairs only, not all {_fmt(c)}"
+        msg = msg + Msg("check.intra.bridges_pairs", n=_fmt(c))
     if link == "nvswitch" and c and c < 8 and forms == {"sxm"}:
-        msg += "; NVSwitch boards carry 8 GPUs: this is a slice of a node"
+        msg = msg + Msg("check.intra.node_slice")
     return CheckItem(n, name, "ok", msg, link)
 
 
 def _item_cpu(f: Facts) -> CheckItem:
     n, name = 6, ITEM_NAMES[6]
     cores = f.cpu_cores if f.cpu_cores is not None else f.vcpus
-    unit = "cores" if f.cpu_cores is not None else "vCPUs"
+    unit = Msg("check.unit.cores") if f.cpu_cores is not None else "vCPUs"
     if not f.cpu_model and cores is None:
-        return CheckItem(n, name, "missing", "CPU not stated: ask the CPU model and core count (data loading, "
-                         "tokenisation and CPU offload depend on it)")
+        return CheckItem(n, name, "missing", Msg("check.cpu.not_stated"))
     if not f.cpu_model:
-        return CheckItem(n, name, "missing", f"{_fmt(cores)} {unit} but no CPU model: ask the model (generation "
-                         "sets PCIe gen and memory bandwidth)")
+        return CheckItem(n, name, "missing", Msg("check.cpu.no_model", n=_fmt(cores), unit=unit))
     if cores is None:
-        return CheckItem(n, name, "missing", f"CPU '{f.cpu_model}' but core count not stated: ask how many cores "
-                         "are yours")
-    msg = f"{f.cpu_model}, {_fmt(cores)} {unit}"
+        return CheckItem(n, name, "missing", Msg("check.cpu.no_cores", model=f.cpu_model))
+    msg: object = f"{f.cpu_model}, {_fmt(cores)} " + unit
     if f.gpu_count and not _is_sliced(f) and cores / f.gpu_count < 4:
-        msg += f" - only {_fmt(cores / f.gpu_count)} per GPU"
+        msg = msg + Msg("check.cpu.few_per_gpu", n=_fmt(cores / f.gpu_count))
     return CheckItem(n, name, "ok", msg, f"{f.cpu_model} / {_fmt(cores)}")
 
 
 def _item_ram(f: Facts) -> CheckItem:
     n, name = 7, ITEM_NAMES[7]
     if f.ram_gib is None:
-        return CheckItem(n, name, "missing", "system RAM not stated: ask (rule of thumb: at least the GPUs' total "
-                         "memory, more for CPU offload)")
-    msg = f"{_fmt(f.ram_gib)} GB system RAM"
+        return CheckItem(n, name, "missing", Msg("check.ram.not_stated"))
+    msg: object = Msg("check.ram.ok", gb=_fmt(f.ram_gib))
     gs = _gpus(f)
     if gs and f.gpu_count and not _is_sliced(f):
         total = min(g.memory_gib for g in gs) * f.gpu_count
         if f.ram_gib < total:
-            msg += f" - less than the GPUs' {_fmt(total)} GB: checkpoint loading and CPU offload are limited"
+            msg = msg + Msg("check.ram.less_than_gpus", gb=_fmt(total))
     return CheckItem(n, name, "ok", msg, f.ram_gib)
 
 
 def _item_nvme(f: Facts) -> CheckItem:
     n, name = 8, ITEM_NAMES[8]
     if f.nvme_gib is None:
-        return CheckItem(n, name, "missing", "local NVMe not stated: ask capacity and speed (datasets, checkpoints "
-                         "and the model cache live there)")
+        return CheckItem(n, name, "missing", Msg("check.nvme.not_stated"))
     if f.nvme_gib == 0:
-        return CheckItem(n, name, "ok", "no local NVMe: data and checkpoints go to network storage", 0)
-    return CheckItem(n, name, "ok", f"{_fmt(f.nvme_gib * 2**30 / 1e12)} TB local NVMe", f.nvme_gib)
+        return CheckItem(n, name, "ok", Msg("check.nvme.none"), 0)
+    return CheckItem(n, name, "ok", Msg("check.nvme.ok", tb=_fmt(f.nvme_gib * 2**30 / 1e12)), f.nvme_gib)
+
+
+_NET_NAMES = {"ib": "InfiniBand", "roce": "RoCE (RDMA over Ethernet)", "ethernet": "Ethernet (no RDMA)",
+              "omnipath": "Omni-Path", "none": "none"}
 
 
 def _item_network(f: Facts) -> CheckItem:
     n, name = 9, ITEM_NAMES[9]
     kind, gbps = f.net_kind, f.net_gbps
-    names = {"ib": "InfiniBand", "roce": "RoCE (RDMA over Ethernet)", "ethernet": "Ethernet (no RDMA)",
-             "omnipath": "Omni-Path", "none": "none"}
     if kind == "none":
         if gbps:
-            return CheckItem(n, name, "mismatch", f"network 'none' but {_fmt(gbps)} Gbps stated", None)
-        return CheckItem(n, name, "ok", "single node only: no multi-node network", "none")
+            return CheckItem(n, name, "mismatch", Msg("check.network.none_with_speed", gbps=_fmt(gbps)), None)
+        return CheckItem(n, name, "ok", Msg("check.network.single_node"), "none")
     if kind == "unknown" and gbps is None:
-        return CheckItem(n, name, "missing", "network between nodes not stated: ask the kind (InfiniBand / RoCE / "
-                         "Ethernet) and Gbps per node (multi-node training needs RDMA, ~100+ Gbps per GPU)")
+        return CheckItem(n, name, "missing", Msg("check.network.not_stated"))
     if kind == "unknown":
-        return CheckItem(n, name, "missing", f"{_fmt(gbps)} Gbps stated but not the kind: ask InfiniBand, RoCE "
-                         "(RDMA) or plain Ethernet")
+        return CheckItem(n, name, "missing", Msg("check.network.no_kind", gbps=_fmt(gbps)))
+    kind_name = Msg("check.network.ethernet") if kind == "ethernet" else _NET_NAMES[kind]
     if gbps is None:
-        return CheckItem(n, name, "missing", f"{names[kind]} stated without speed: ask Gbps per node")
-    msg = f"{names[kind]} {_fmt(gbps)} Gbps per node"
+        return CheckItem(n, name, "missing", Msg("check.network.no_speed", kind=kind_name))
+    msg: object = Msg("check.network.ok", kind=kind_name, gbps=_fmt(gbps))
     if f.gpu_count and f.gpu_count > 1 and not _is_sliced(f):
-        msg += f" ({_fmt(gbps / f.gpu_count)} Gbps per GPU)"
+        msg = msg + Msg("check.network.per_gpu", gbps=_fmt(gbps / f.gpu_count))
     return CheckItem(n, name, "ok", msg, f"{kind}/{_fmt(gbps)}")
 
 
 def _item_price(f: Facts) -> CheckItem:
     n, name = 10, ITEM_NAMES[10]
     if f.per is None:
-        return CheckItem(n, name, "missing", "price period not stated")
+        return CheckItem(n, name, "missing", Msg("check.price.no_period"))
     if f.spot and f.term_months:
-        return CheckItem(n, name, "mismatch", f"spot/interruptible price with a {_fmt(f.term_months)}-month term: "
-                         "a term commitment cannot be preemptible; ask which it is")
+        return CheckItem(n, name, "mismatch", Msg("check.price.spot_term", months=_fmt(f.term_months)))
     if f.form == "purchase":
         gs = _gpus(f)
         if f.tco_power_kw is not None and gs and f.gpu_count and not _is_sliced(f):
             tdp = min((g.tdp_w or 0) for g in gs) * f.gpu_count / 1000
             if tdp and f.tco_power_kw < 0.5 * tdp:
-                return CheckItem(n, name, "mismatch", f"tco.power_kw {_fmt(f.tco_power_kw)} kW is below half the GPUs' "
-                                 f"own {_fmt(tdp)} kW TDP: power cost would be understated")
+                return CheckItem(n, name, "mismatch", Msg("check.price.power_low", kw=_fmt(f.tco_power_kw),
+                                                          tdp=_fmt(tdp)))
         if f.tco_missing:
-            return CheckItem(n, name, "missing", f"purchase: TCO inputs not stated ({', '.join(f.tco_missing)}); "
-                             "defaults used - ask or estimate them (power draw, PUE, electricity price, hosting, "
-                             "depreciation years)")
-        return CheckItem(n, name, "ok", "purchase, TCO inputs stated (power, PUE, electricity, hosting, years)",
-                         "purchase")
+            return CheckItem(n, name, "missing", Msg("check.price.tco_missing", fields=", ".join(f.tco_missing)))
+        return CheckItem(n, name, "ok", Msg("check.price.purchase_ok"), "purchase")
     if f.form_inferred and f.gpu_count and f.gpu_count > 1:
-        return CheckItem(n, name, "missing", f"form not stated: the price per {f.per} was read as '{f.form}'; ask "
-                         "whether it is per GPU or for the whole node")
-    period = f"per {f.per}" + (f", {_fmt(f.term_months)}-month term" if f.term_months else "") + (
-        ", spot" if f.spot else "")
+        return CheckItem(n, name, "missing", Msg("check.price.form_inferred", per=f.per, form=f.form))
+    period: object = Msg("check.price.per", per=f.per)
+    if f.term_months:
+        period = period + Msg("check.price.term", months=_fmt(f.term_months))
+    if f.spot:
+        period = period + ", spot"
     if f.form == "reserved" and not f.term_months:
-        return CheckItem(n, name, "missing", f"reserved price {period} without term length: ask the term (months) "
-                         "and whether it is paid up front")
+        return CheckItem(n, name, "missing", Msg("check.price.reserved_no_term", period=period))
     if f.covers is None:
-        return CheckItem(n, name, "missing", f"{period}; what the price covers is not stated: ask whether power, "
-                         "hosting, storage, egress and support are included")
-    covers = ", ".join(f.covers) if f.covers else "GPUs only"
-    return CheckItem(n, name, "ok", f"{period}; covers {covers}", period)
+        return CheckItem(n, name, "missing", Msg("check.price.covers_not_stated", period=period))
+    covers = ", ".join(f.covers) if f.covers else Msg("check.price.gpus_only")
+    return CheckItem(n, name, "ok", Msg("check.price.ok", period=period, covers=covers), str(period))
 
 
 _ITEMS = (_item_memory, _item_form, _item_count, _item_exclusive, _item_intra, _item_cpu, _item_ram, _item_nvme,
@@ -440,21 +425,20 @@ def run_checklist(f: Facts) -> list[CheckItem]:
 
 def advisories(f: Facts) -> list[str]:
     """Production questions the price does not answer (advisory: they never block a comparison)."""
-    out = []
+    out: list[str] = []
     prod = {k.lower(): v for k, v in (f.production or {}).items()}
     if not any(k in prod for k in ("node_failure", "failure", "sla")):
-        out.append("node failure: ask how a failed GPU or node is handled (replacement time, credit, SLA)")
+        out.append(Msg("check.advice.node_failure"))
     if not any(k in prod for k in ("drivers", "software", "cuda")):
-        out.append("software: ask who installs and updates the NVIDIA driver, CUDA, NCCL and the fabric drivers")
+        out.append(Msg("check.advice.software"))
     covers = {c.lower() for c in (f.covers or [])}
     keys = " ".join(f.extras)
     if "storage" not in covers and "storage" not in keys and "storage" not in prod:
-        out.append("storage: ask the price of network/object storage beyond local NVMe (per GB-month)")
+        out.append(Msg("check.advice.storage"))
     if "egress" not in covers and "egress" not in keys and "egress" not in prod:
-        out.append("egress: ask the data-transfer-out price (per GB): moving checkpoints and datasets out can "
-                   "cost more than the GPUs")
+        out.append(Msg("check.advice.egress"))
     if f.spot:
-        out.append("spot: the node can be reclaimed - checkpoint often and price the restarts")
+        out.append(Msg("check.advice.spot"))
     return out
 
 
