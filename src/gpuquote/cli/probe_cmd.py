@@ -100,10 +100,12 @@ def register(app: typer.Typer) -> None:
 
         Exit code 3 when a checklist item differs from the quote.
         """
+        from gpuquote.i18n import localize
         from gpuquote.service.probe import probe_machine
 
         data = probe_machine(quote_path=quote, quote_id=quote_id, bench=bench, root=root, timeout_s=timeout,
                              recorded=recorded, bench_seconds=bench_seconds, bench_dir=bench_dir)
+        data = localize(data)
         if as_json:
             print_json(data)
             return data["exit_code"]

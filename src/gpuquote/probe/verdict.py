@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import load_gpus, try_resolve
+from gpuquote.i18n import Msg, join
 from gpuquote.offers.checklist import CHECKLIST_ITEMS
 
 # The ten checklist items, numbered and named as in offers.checklist (the quote check and the probe agree).
@@ -130,20 +131,21 @@ def _check_gpu(q: dict, inv: dict) -> list[dict]:
     # 1: memory (and the model it belongs to)
     found_txt = f"{found_id} ({found_mem:g} GB)" if found_id and found_mem else (found_id or None)
     if count == 0:
-        out.append(_item(1, "unverifiable", q.get("gpu"), None, "no GPU visible on this machine"))
+        out.append(_item(1, "unverifiable", q.get("gpu"), None, Msg("probe.v.no_gpu")))
     elif res is None:
         out.append(_item(1, "unverifiable", q.get("gpu"), found_txt,
-                         "the quote names no GPU in the catalog" if q.get("gpu") else "the quote names no GPU"))
+                         Msg("probe.v.gpu_not_in_catalog") if q.get("gpu") else Msg("probe.v.no_gpu_named")))
     else:
         q_fams = {gpus[m].family for m in res.members}
         f_fam = gpus[found_id].family if found_id in gpus else None
         q_txt = f"{res.id} ({res.memory_gib:g} GB)" if res.memory_gib else res.id
         if f_fam and f_fam not in q_fams:
-            out.append(_item(1, "differs", q_txt, found_txt, f"quoted a {'/'.join(sorted(q_fams))}, found a {f_fam}"))
+            note = Msg("probe.v.family_differs", quoted="/".join(sorted(q_fams)), found=f_fam)
+            out.append(_item(1, "differs", q_txt, found_txt, note))
         elif res.memory_gib is None:
-            out.append(_item(1, "unverifiable", q_txt, found_txt, "the quote does not state the memory size"))
+            out.append(_item(1, "unverifiable", q_txt, found_txt, Msg("probe.v.no_memory_stated")))
         elif found_mem is None:
-            out.append(_item(1, "unverifiable", q_txt, found_txt, "GPU memory not readable"))
+            out.append(_item(1, "unverifiable", q_txt, found_txt, Msg("probe.v.memory_unreadable")))
         elif abs(found_mem - res.memory_gib) <= 0.07 * res.memory_gib:
             out.append(_item(1, "confirmed", q_txt, found_txt))
         else:
@@ -152,32 +154,31 @@ def _check_gpu(q: dict, inv: dict) -> list[dict]:
     q_var = res.variant if res else None
     f_var = s.get("variant")
     if count == 0:
-        out.append(_item(2, "unverifiable", q_var, None, "no GPU visible on this machine"))
+        out.append(_item(2, "unverifiable", q_var, None, Msg("probe.v.no_gpu")))
     elif q_var is None:
-        out.append(_item(2, "unverifiable", None, f_var, "the quote does not state PCIe or SXM"))
+        out.append(_item(2, "unverifiable", None, f_var, Msg("probe.v.no_form_stated")))
     elif f_var is None:
-        out.append(_item(2, "unverifiable", q_var, None, "the form could not be told from the GPU name"))
+        out.append(_item(2, "unverifiable", q_var, None, Msg("probe.v.form_unknown")))
     else:
         out.append(_item(2, "confirmed" if q_var == f_var else "differs", q_var, f_var))
     # 3: count
     qc = q.get("gpu_count")
     if qc is None:
-        out.append(_item(3, "unverifiable", None, count, "the quote does not state the GPU count"))
+        out.append(_item(3, "unverifiable", None, count, Msg("probe.v.no_count_stated")))
     else:
         out.append(_item(3, "confirmed" if int(qc) == count else "differs", int(qc), count))
     # 4: exclusive
     qe = _norm_exclusive(q.get("exclusive"))
     fe = s.get("exclusive")
     if count == 0:
-        out.append(_item(4, "unverifiable", q.get("exclusive"), None, "no GPU visible on this machine"))
+        out.append(_item(4, "unverifiable", q.get("exclusive"), None, Msg("probe.v.no_gpu")))
     elif qe is None:
-        out.append(_item(4, "unverifiable", q.get("exclusive"), fe, "the quote does not say"))
+        out.append(_item(4, "unverifiable", q.get("exclusive"), fe, Msg("probe.v.exclusive_not_stated")))
     elif qe is True:
         out.append(_item(4, "confirmed" if fe is True else "differs", True, fe,
-                         None if fe is True else "the GPU is sliced or virtualised"))
+                         None if fe is True else Msg("probe.v.sliced")))
     elif qe == "shared":
-        out.append(_item(4, "confirmed", "shared", fe, "time-slicing with other tenants cannot be seen from "
-                         "inside" if fe is True else None))
+        out.append(_item(4, "confirmed", "shared", fe, Msg("probe.v.time_slicing_invisible") if fe is True else None))
     else:  # a MIG profile
         ok = isinstance(fe, str) and fe.startswith("mig:") and (qe == "mig:?" or fe == qe or "?" in fe)
         out.append(_item(4, "confirmed" if ok else "differs", qe, fe))
@@ -186,15 +187,15 @@ def _check_gpu(q: dict, inv: dict) -> list[dict]:
     fi = s.get("intra_node")
     ev = (inv.get("topology") or {}).get("evidence")
     if qi in (None, "unknown"):
-        out.append(_item(5, "unverifiable", qi, fi, "the quote does not state the GPU interconnect"))
+        out.append(_item(5, "unverifiable", qi, fi, Msg("probe.v.no_intra_stated")))
     elif count == 0:
-        out.append(_item(5, "unverifiable", qi, None, "no GPU visible on this machine"))
+        out.append(_item(5, "unverifiable", qi, None, Msg("probe.v.no_gpu")))
     elif fi in (None, "unknown"):
-        out.append(_item(5, "unverifiable", qi, fi, ev or "topology not readable"))
+        out.append(_item(5, "unverifiable", qi, fi, ev or Msg("probe.v.topology_unreadable")))
     elif qi == fi:
         out.append(_item(5, "confirmed", qi, fi, ev))
     elif qi == "nvlink" and fi == "nvswitch":
-        out.append(_item(5, "confirmed", qi, fi, "NVLink through NVSwitch: more than the quote states"))
+        out.append(_item(5, "confirmed", qi, fi, Msg("probe.v.nvswitch_more")))
     else:
         out.append(_item(5, "differs", qi, fi, ev))
     return out
@@ -209,46 +210,48 @@ def _check_cpu(q: dict, inv: dict) -> dict:
     found = {"model": cpu.get("model"), "sockets": cpu.get("sockets"), "cores": cpu.get("cores"),
              "threads": cpu.get("threads")}
     if not qc:
-        return _item(6, "unverifiable", None, found, "the quote does not state the CPU")
+        return _item(6, "unverifiable", None, found, Msg("probe.v.no_cpu_stated"))
     notes, verdicts = [], []
     q_model = str(qc.get("model") or "")
     q_nums = {n.lower() for n in _MODEL_NUM.findall(q_model)} if q_model else set()
     f_nums = {n.lower() for n in _MODEL_NUM.findall(found["model"] or "")}
     if q_nums:
         if not f_nums:
-            notes.append("the CPU model is masked (a VM shows no model number)")
+            notes.append(Msg("probe.v.cpu_masked"))
         elif q_nums & f_nums:
             verdicts.append(True)
         else:
             verdicts.append(False)
-            notes.append(f"model {', '.join(sorted(q_nums))} quoted, {found['model']} found")
+            notes.append(Msg("probe.v.cpu_model_differs", quoted=", ".join(sorted(q_nums)), found=found["model"]))
     qcores = qc.get("cores")
     if qcores:
         qcores = int(qcores)
         have = [v for v in (found["cores"], found["threads"]) if v]
         if not have:
-            notes.append("core count not readable")
+            notes.append(Msg("probe.v.cores_unreadable"))
         elif qcores in have or max(have) >= qcores:
             verdicts.append(True)
             if found["cores"] and found["cores"] != qcores and found["threads"] == qcores:
-                notes.append(f"{qcores} matches logical CPUs ({found['cores']} physical cores)")
+                notes.append(Msg("probe.v.cores_logical", n=qcores, physical=found["cores"]))
         else:
             verdicts.append(False)
-            notes.append(f"{qcores} cores quoted, {found['cores']} physical / {found['threads']} logical found")
+            notes.append(Msg("probe.v.cores_differ", n=qcores, physical=found["cores"], logical=found["threads"]))
     status = "unverifiable" if not verdicts else ("confirmed" if all(verdicts) else "differs")
-    return _item(6, status, qc, found, "; ".join(notes) or None)
+    return _item(6, status, qc, found, join("; ", notes) if notes else None)
 
 
 def _ratio_item(n: int, quoted: float | None, found: float | None, min_ratio: float, unit: str,
                 what: str) -> dict:
     if not quoted:
-        return _item(n, "unverifiable", quoted, found, f"the quote does not state {what}")
+        return _item(n, "unverifiable", quoted, found, Msg("probe.v.not_stated", what=what))
     if found is None:
-        return _item(n, "unverifiable", quoted, None, f"{what} not readable")
+        return _item(n, "unverifiable", quoted, None, Msg("probe.v.unreadable", what=what))
     r = found / float(quoted)
     if r < min_ratio:
-        return _item(n, "differs", quoted, found, f"{found:g} {unit} found is {r:.0%} of the {quoted:g} quoted")
-    return _item(n, "confirmed", quoted, found, f"more than quoted ({r:.0%})" if r > MORE_RATIO else None)
+        return _item(n, "differs", quoted, found, Msg("probe.v.ratio_low", found=f"{found:g}", unit=unit,
+                                                          ratio=f"{r:.0%}", quoted=f"{quoted:g}"))
+    return _item(n, "confirmed", quoted, found, (Msg("probe.v.more_than_quoted_ratio", ratio=f"{r:.0%}")
+                                                    if r > MORE_RATIO else None))
 
 
 def _check_nvme(q: dict, inv: dict) -> dict:
@@ -256,15 +259,15 @@ def _check_nvme(q: dict, inv: dict) -> dict:
     qtb = nv.get("capacity_tb") if nv else None
     st = inv["storage"]
     if not qtb:
-        return _item(8, "unverifiable", qtb, st.get("nvme_total_tb"), "the quote does not state local NVMe")
+        return _item(8, "unverifiable", qtb, st.get("nvme_total_tb"), Msg("probe.v.no_nvme_stated"))
     if st.get("source") is None:
-        return _item(8, "unverifiable", qtb, None, "disks not readable")
+        return _item(8, "unverifiable", qtb, None, Msg("probe.v.disks_unreadable"))
     data, total = st.get("nvme_data_tb") or 0.0, st.get("nvme_total_tb") or 0.0
     if data >= NVME_MIN_RATIO * qtb:
-        return _item(8, "confirmed", qtb, data, "more than quoted" if data > MORE_RATIO * qtb else None)
+        return _item(8, "confirmed", qtb, data, Msg("probe.v.more_than_quoted") if data > MORE_RATIO * qtb else None)
     if total >= NVME_MIN_RATIO * qtb:
-        return _item(8, "confirmed", qtb, total, "only when the system disk is counted")
-    return _item(8, "differs", qtb, total, f"{st.get('nvme_count', 0)} local NVMe disk(s), {total:g} TB in all")
+        return _item(8, "confirmed", qtb, total, Msg("probe.v.system_disk_counted"))
+    return _item(8, "differs", qtb, total, Msg("probe.v.nvme_found", n=st.get("nvme_count", 0), tb=f"{total:g}"))
 
 
 def _check_network(q: dict, inv: dict) -> dict:
@@ -272,20 +275,20 @@ def _check_network(q: dict, inv: dict) -> dict:
     net = inv["network"]
     found = {"kind": net.get("kind"), "gbps_per_node": net.get("gbps_per_node")}
     if not qn or not qn.get("kind"):
-        return _item(9, "unverifiable", qn or None, found, "the quote does not state the network")
+        return _item(9, "unverifiable", qn or None, found, Msg("probe.v.no_network_stated"))
     kind = str(qn["kind"]).lower()
     if kind == "none":
-        return _item(9, "confirmed", qn, found, "the quote promises no inter-node network")
+        return _item(9, "confirmed", qn, found, Msg("probe.v.no_network_promised"))
     if kind in ("ib", "roce") and net.get("rdma_readable") and not net.get("rdma_ports"):
-        return _item(9, "differs", qn, found, f"{kind} quoted, but this machine has no RDMA device")
+        return _item(9, "differs", qn, found, Msg("probe.v.no_rdma", kind=kind))
     if found["kind"] in (None, "unknown"):
-        return _item(9, "unverifiable", qn, found, "no NIC reports a link speed (common in VMs)")
+        return _item(9, "unverifiable", qn, found, Msg("probe.v.no_link_speed"))
     if kind != found["kind"]:
-        return _item(9, "differs", qn, found, f"{kind} quoted, {found['kind']} found")
+        return _item(9, "differs", qn, found, Msg("probe.v.network_differs", kind=kind, found=found["kind"]))
     if not qn.get("gbps_per_node"):
         return _item(9, "confirmed", qn, found)
     it = _ratio_item(9, float(qn["gbps_per_node"]), found["gbps_per_node"], NET_MIN_RATIO, "Gb/s",
-                     "the network speed")
+                     Msg("probe.v.what.network_speed"))
     it["quoted"], it["found"] = qn, found
     return it
 
@@ -295,11 +298,11 @@ def compare(quote: dict, inventory: dict) -> list[dict]:
     items = _check_gpu(quote, inventory)
     items.append(_check_cpu(quote, inventory))
     items.append(_ratio_item(7, quote.get("ram_gb"), inventory["memory"].get("ram_gib"), RAM_MIN_RATIO, "GiB",
-                             "system RAM"))
+                             Msg("probe.v.what.ram")))
     items.append(_check_nvme(quote, inventory))
     items.append(_check_network(quote, inventory))
     items.append(_item(10, "unverifiable", quote.get("covers"), None,
-                       "what the price covers is a contract term; a machine cannot show it"))
+                       Msg("probe.v.covers_contract")))
     return items
 
 
