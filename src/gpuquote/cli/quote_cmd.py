@@ -76,7 +76,7 @@ def _who(ids: list[str], all_ids: list[str]) -> str:
     if len(ids) == len(all_ids):
         return "all quotes"
     rest = [i for i in all_ids if i not in ids]
-    return f"all but {', '.join(rest)}" if len(rest) < len(ids) else ", ".join(ids)
+    return t("quote.all_but", ids=', '.join(rest)) if len(rest) < len(ids) else ', '.join(ids)
 
 
 def render(data: dict) -> None:
