@@ -74,7 +74,7 @@ def _short_price(q: dict) -> str:
 
 def _who(ids: list[str], all_ids: list[str]) -> str:
     if len(ids) == len(all_ids):
-        return "all quotes"
+        return t("quote.all_quotes")
     rest = [i for i in all_ids if i not in ids]
     return t("quote.all_but", ids=', '.join(rest)) if len(rest) < len(ids) else ', '.join(ids)
 
