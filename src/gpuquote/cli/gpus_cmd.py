@@ -9,13 +9,13 @@ from gpuquote.i18n import t
 
 
 def register(app: typer.Typer) -> None:
-    gpus = typer.Typer(help="GPU specs (dense tensor TFLOPS, bidirectional link GB/s) with their sources.",
+    gpus = typer.Typer(help=t("gpus.help"),
                        invoke_without_command=True, no_args_is_help=False)
     app.add_typer(gpus, name="gpus")
 
     @gpus.callback()
-    def gpus_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
-        """List the GPU catalog."""
+    def gpus_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help=t("opt.json"))) -> None:
+        """List the GPU catalog."""  # the help shown is t("gpus.help") on the group
         if ctx.invoked_subcommand:
             return
         from gpuquote.service.catalog import list_gpus
@@ -35,9 +35,9 @@ def register(app: typer.Typer) -> None:
                         fmt_num(g["nvlink_bandwidth_gbs"], 0, "-"), fmt_num(g["tdp_w"], 0), fmt_num(g["mig_max"], 0))
         console().print(tbl)
 
-    @gpus.command("show")
-    def gpus_show(name: str = typer.Argument(..., help="Any alias: 'A100 80GB SXM4', 'H100-MEGA', a family id."),
-                  as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    @gpus.command("show", help=t("gpus.show.help"))
+    def gpus_show(name: str = typer.Argument(..., help=t("gpus.show.arg")),
+                  as_json: bool = typer.Option(False, "--json", help=t("opt.json"))) -> None:
         """Show one GPU (or the members of a family) with its source."""
         from gpuquote.service.catalog import show_gpu
 
@@ -48,8 +48,8 @@ def register(app: typer.Typer) -> None:
         c = console()
         res = data["resolved"]
         if res["kind"] == "family":
-            c.print(f"[bold]{res['id']}[/] is a family: {', '.join(res['members'])}; "
-                    f"unknown: {', '.join(res['unknown'])}")
+            c.print(t("gpus.family", id=f"[bold]{res['id']}[/]", members=", ".join(res["members"]),
+                      unknown=", ".join(res["unknown"])))
         for g in data["gpus"]:
             c.print(f"[bold]{g['id']}[/]  ({g['vendor']} {g['architecture']}, {g['form_factor_detail']})")
             for k, v in g.items():
