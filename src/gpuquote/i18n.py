@@ -133,3 +133,65 @@ def localize(obj: object, lang: str | None = None) -> object:
     if isinstance(obj, list | tuple):
         return [localize(v, lang) for v in obj]
     return obj
+
+
+def install_click_catalog(lang: str | None = None) -> None:
+    """Show click's own words (Usage:, Options, Error: ...) in `lang`: click asks gettext for them."""
+    lang = lang or current_lang()
+    if lang == "en":
+        return
+    path = DATA_DIR / "i18n" / f"click-{lang}.json"
+    if not path.exists():
+        return
+    table: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+
+    def gettext(msg: str) -> str:
+        return table.get(msg, msg)
+
+    def ngettext(singular: str, plural: str, n: int) -> str:
+        return table.get(singular if n == 1 else plural, singular if n == 1 else plural)
+
+    import gettext as _gettext
+    import sys
+
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith(("click.", "typer.")) or mod is None:
+            continue
+        if getattr(mod, "_", None) is _gettext.gettext:
+            mod._ = gettext
+        if getattr(mod, "ngettext", None) is _gettext.ngettext:
+            mod.ngettext = ngettext
+    # typer vendors click without gettext: its two fixed words are set here
+    fmt, core = sys.modules.get("typer._click.formatting"), sys.modules.get("typer._click.core")
+    if fmt is not None and not getattr(fmt.HelpFormatter.write_usage, "_gq", False):
+        orig_usage = fmt.HelpFormatter.write_usage
+
+        def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+            orig_usage(self, prog, args, gettext("Usage:") + " " if prefix is None else prefix)
+
+        write_usage._gq = True  # type: ignore[attr-defined]
+        fmt.HelpFormatter.write_usage = write_usage
+    if core is not None and not getattr(core.Command.get_help_option, "_gq", False):
+        orig_help = core.Command.get_help_option
+
+        def get_help_option(self, ctx):  # type: ignore[no-untyped-def]
+            opt = orig_help(self, ctx)
+            if opt is not None:
+                opt.help = gettext("Show this message and exit.")
+            return opt
+
+        get_help_option._gq = True  # type: ignore[attr-defined]
+        core.Command.get_help_option = get_help_option
+
+
+def click_message(message: str, lang: str | None = None) -> str:
+    """A usage error from click in `lang`: its known openings ('No such option: ...') are translated."""
+    lang = lang or current_lang()
+    if lang == "en":
+        return message
+    path = DATA_DIR / "i18n" / f"click-{lang}.json"
+    table: dict[str, str] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    for k, v in table.items():
+        if k.startswith("prefix:") and message.startswith(k[7:]):
+            return v + message[len(k) - 7:]
+    return message

@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from gpuquote.i18n import t
+from gpuquote.i18n import click_message, install_click_catalog, t
 
 app = typer.Typer(
     name="gpuquote",
@@ -40,6 +40,7 @@ _COMMAND_MODULES = (
 
 for _name in _COMMAND_MODULES:
     importlib.import_module(f"gpuquote.cli.{_name}").register(app)
+install_click_catalog()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
         if "Abort" in names:
             sys.exit(130)
         if "ClickException" in names:
-            msg = " ".join(e.format_message().split())
+            msg = click_message(" ".join(e.format_message().split()))
             print(f"{t('error.prefix')}: {msg}", file=sys.stderr)
             sys.exit(2)
         if os.environ.get("GPUQUOTE_DEBUG"):
