@@ -21,9 +21,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="JSON output (the same body as the web API)."),
     ) -> None:
         from gpuquote.cli.quote_cmd import rates_text, report_errors
+        from gpuquote.i18n import localize
         from gpuquote.service.quotes import tco
 
-        data = tco(file, buy or None, rent or None, utilisation, rate or [])
+        data = localize(tco(file, buy or None, rent or None, utilisation, rate or []))
         if as_json:
             print_json(data)
         else:
@@ -46,8 +47,8 @@ def _render_buy(c, b: dict, u: float) -> None:
     tbl.add_column("USD", justify="right")
     for k in ("price_usd", "residual_usd", "power_usd", "hosting_usd", "maintenance_usd", "capital_usd", "total_usd"):
         v = -tc[k] if k == "residual_usd" else tc[k]
-        tbl.add_row(k.removesuffix("_usd"), fmt_num(v, 0))
-    tbl.add_row("hours used", fmt_num(tc["hours_used"], 0))
+        tbl.add_row(t("tco.c." + k.removesuffix("_usd")), fmt_num(v, 0))
+    tbl.add_row(t("tco.c.hours_used"), fmt_num(tc["hours_used"], 0))
     tbl.add_row(t("col.usd_per_node_hour"), fmt_num(tc["usd_per_node_hour"], 3))
     tbl.add_row(t("col.usd_per_gpu_hour"), fmt_num(tc["usd_per_gpu_hour"], 3))
     c.print(tbl)

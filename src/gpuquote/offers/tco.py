@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import Msg, Text
 from gpuquote.offers.currency import Rate, to_usd
 from gpuquote.offers.forms import HOURS_PER_MONTH, HOURS_PER_YEAR, check_utilisation
 from gpuquote.offers.model import Price
@@ -153,25 +154,25 @@ def compute_tco(price: Price, spec: TcoSpec | None, gpu_count: float | None, *, 
     rates.append(r0)
     years = spec.years if spec.years is not None else DEFAULT_YEARS
     if spec.years is None:
-        assumptions.append(f"tco.years not stated: {DEFAULT_YEARS:g} years assumed")
+        assumptions.append(Msg("tco.a.years", years=f"{DEFAULT_YEARS:g}"))
     pue = spec.pue if spec.pue is not None else DEFAULT_PUE
     if spec.pue is None:
-        assumptions.append(f"tco.pue not stated: {DEFAULT_PUE:g} assumed (no cooling overhead; typical 1.2-1.6)")
+        assumptions.append(Msg("tco.a.pue", pue=f"{DEFAULT_PUE:g}"))
     resid_f = spec.residual_fraction if spec.residual_fraction is not None else DEFAULT_RESIDUAL
     if spec.residual_fraction is None:
-        assumptions.append("tco.residual_fraction not stated: no resale value assumed")
+        assumptions.append(Msg("tco.a.residual"))
     power_kw = spec.power_kw or 0.0
     if spec.power_kw is None:
-        assumptions.append("tco.power_kw not stated: power cost counted as 0")
+        assumptions.append(Msg("tco.a.power_kw"))
     e = _usd_per(spec.electricity, overrides, rates)
     if spec.electricity is None:
-        assumptions.append("tco.electricity not stated: power cost counted as 0")
+        assumptions.append(Msg("tco.a.electricity"))
     elif spec.electricity.per != "kwh":
         raise BadInput(f"tco.electricity.per: '{spec.electricity.per}'; accepted: kwh", field="tco.electricity.per",
                        accepted=["kwh"])
     host_m = _monthly(spec.hosting, overrides, rates, "hosting")
     if spec.hosting is None:
-        assumptions.append("tco.hosting not stated: hosting counted as 0 (own data centre?)")
+        assumptions.append(Msg("tco.a.hosting"))
     maint_m = _monthly(spec.maintenance, overrides, rates, "maintenance")
 
     h_total = years * HOURS_PER_YEAR
@@ -191,10 +192,12 @@ def compute_tco(price: Price, spec: TcoSpec | None, gpu_count: float | None, *, 
                "power": power_kw * pue * e * HOURS_PER_MONTH,
                "idle_power": spec.idle_power_kw * pue * e * HOURS_PER_MONTH,
                "capital_interest": p_usd * (spec.cost_of_capital or 0.0) / 12.0}
-    formula = (f"({p_usd:,.0f} price - {residual:,.0f} resale + {power:,.0f} power + {hosting:,.0f} hosting"
-               + (f" + {maintenance:,.0f} maintenance" if maintenance else "")
-               + (f" + {capital:,.0f} capital" if capital else "")
-               + f") / ({years:g} y x 8760 h x U={u:g})" + (f" / {gpu_count:g} GPUs" if gpu_count else ""))
+    formula = Text(Msg("tco.f.main", price=f"{p_usd:,.0f}", resale=f"{residual:,.0f}", power=f"{power:,.0f}",
+                       hosting=f"{hosting:,.0f}"),
+                   Msg("tco.f.maintenance", v=f"{maintenance:,.0f}") if maintenance else "",
+                   Msg("tco.f.capital", v=f"{capital:,.0f}") if capital else "",
+                   Msg("tco.f.hours", years=f"{years:g}", u=f"{u:g}"),
+                   Msg("tco.f.gpus", n=f"{gpu_count:g}") if gpu_count else "")
     return TcoResult(
         price_usd=p_usd, residual_usd=residual, power_usd=power, hosting_usd=hosting, maintenance_usd=maintenance,
         capital_usd=capital, total_usd=total, years=years, hours_total=h_total, hours_used=h_used, utilisation=u,
@@ -216,7 +219,7 @@ def break_even(buy: TcoResult, rent_usd_per_gpu_hour_at_full_use: float, rent_co
     n = buy.gpu_count or 0
     if not n:
         return {"break_even_utilisation": None, "buy_cheaper": None, "break_even_months": None,
-                "reason": "gpu_count of the purchase is not stated"}
+                "reason": Msg("tco.r.no_gpu_count")}
     h = buy.hours_total
     p = rent_usd_per_gpu_hour_at_full_use
     a_r, b_r = (p * n * h, 0.0) if rent_committed else (0.0, p * n * h)
@@ -247,5 +250,5 @@ def break_even(buy: TcoResult, rent_usd_per_gpu_hour_at_full_use: float, rent_co
     out["own_running_usd_per_month"] = own_month
     out["break_even_months"] = buy.price_usd / saving if saving > 0 else None
     if saving <= 0:
-        out["reason"] = "renting costs less per month than running the purchased server: buying never pays back"
+        out["reason"] = Msg("tco.r.never_pays_back")
     return out
