@@ -12,7 +12,7 @@ from gpuquote.errors import BadInput
 from gpuquote.offers.checklist import CHECKLIST_ITEMS, advisories, differences, run_checklist
 from gpuquote.offers.currency import parse_overrides
 from gpuquote.offers.forms import GRANULARITY_S, HOURS_PER_MONTH, check_utilisation
-from gpuquote.offers.likeforlike import compare, contradiction_text, contradictions
+from gpuquote.offers.likeforlike import compare, contradiction_text, contradictions, price_form
 from gpuquote.offers.quotes import ParsedQuotes, Quote, parse_quotes_text, read_quote_file
 from gpuquote.offers.tco import break_even, compute_tco
 
@@ -116,6 +116,7 @@ def _compare(reports: list[dict], facts: dict) -> tuple[list[dict], list[str]]:
         members = sorted((x for x in reports if x["id"] in ids),
                          key=lambda x: (x["usd_per_gpu_hour"] is None, x["usd_per_gpu_hour"] or 0))
         vals = {c["name"]: c["value"] for c in r["checklist"] if c["item"] <= 5}
+        vals.update(price_form=price_form(facts[r["id"]]), spot="spot" if facts[r["id"]].spot else "on-demand")
         groups.append({"config": vals, "unit": r["unit"],
                        "ranking": [{"id": m["id"], "usd_per_gpu_hour": m["usd_per_gpu_hour"],
                                     "usd_per_node_hour": m["usd_per_node_hour"]} for m in members],
