@@ -291,7 +291,8 @@ def _check(quotes: list[dict]) -> dict:
 
 def test_like_for_like_and_what_differs():
     a = dict(FULL, id="a")
-    b = dict(FULL, id="b", vendor="W", cpu={"model": "2x EPYC 7763", "cores": 128},
+    # another vendor, another CPU model and price form, cores per GPU within 25% (9 vs 8): like for like
+    b = dict(FULL, id="b", vendor="W", cpu={"model": "2x EPYC 7763", "cores": 72},
              price={"amount": 1.9, "currency": "USD", "per": "hour"}, form="gpu_hour")
     c40 = dict(FULL, id="c40", gpu="A100 40GB SXM4")
     mig = dict(FULL, id="mig", gpu_count=1, exclusive="mig:1g.10gb", intra_node="none")
@@ -436,9 +437,12 @@ def test_import_quotes_stores_offers_in_the_real_store():
     from gpuquote.store import OfferFilter, open_reader, query_offers
 
     res = import_quotes(EXAMPLES / "a100-quotes.yaml")
-    assert res["status"] == "good" and res["imported"] == 11 and res["source"] == "quote:a100-quotes.yaml"
+    # 11 quotes; q10 (PCIe "with NVSwitch", 1.5 TB/s, FP8 on an A100) and q11 (a 10 GB slice sold as a GPU)
+    # contradict the GPU catalog on items 1-5 and are skipped, with the item and what they stated
+    assert res["status"] == "good" and res["imported"] == 9 and res["source"] == "quote:a100-quotes.yaml"
+    assert {s["id"] for s in res["skipped_quotes"]} == {"q10-too-good", "q11-slice-as-gpu"}
     rows, total = query_offers(open_reader(), OfferFilter(sources=["quote:a100-quotes.yaml"]))
-    assert total == 11
+    assert total == 9
     row = next(r for r in rows if r["offer_id"] == "q3-hgx-monthly")
     assert row["price"]["term_months"] == 12 and row["intra_node"] == "nvswitch"
     bad = import_quotes(EXAMPLES / "bad-quotes.yaml")

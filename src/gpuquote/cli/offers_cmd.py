@@ -10,7 +10,7 @@ from gpuquote.i18n import t
 CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
                "form_factor", "intra_node", "vcpus", "ram_gib", "nvme_gib", "inter_node_kind", "inter_node_gbps",
                "price_amount", "price_currency", "price_per", "spot", "usd_per_gpu_hour", "usd_per_node_hour",
-               "billing_granularity_s", "source", "fetched_at", "freshness"]
+               "billing_granularity_s", "source", "fetched_at", "freshness", "form"]
 
 
 def flat(row: dict) -> dict:
@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
         interconnect: str = typer.Option(None, "--interconnect", help="nvswitch | nvlink | pcie"),
         memory: float = typer.Option(None, "--memory", help="GPU memory in GB (80: A100/H100 80 GB...)."),
         form_factor: str = typer.Option(None, "--form-factor", help="pcie | sxm | oam"),
+        form: str = typer.Option(None, "--form", help="rental | purchase | term (what the price buys)."),
         region: str = typer.Option(None, "--region", help="Region id, or its prefix (us-east)."),
         spot: bool = typer.Option(None, "--spot/--no-spot", help="Only spot / only on-demand (default both)."),
         provider: list[str] = typer.Option(None, "--provider", help="Provider id(s): aws, gcp, azure, lambda, ..."),
@@ -47,7 +48,8 @@ def register(app: typer.Typer) -> None:
         table = not (as_json or as_csv)
         data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
                            provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
-                           limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor)
+                           limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor,
+                           form=form)
         if as_json:
             print_json(data)
             return
@@ -71,7 +73,8 @@ def render(data: dict) -> None:
             ("col.usd_per_gpu_hour", "right", True, None), ("col.usd_per_node_hour", "right", True, None),
             ("col.provider", "left", True, 14), ("col.region", "left", True, 16), ("col.sku", "left", True, 22),
             ("col.interconnect", "left", True, None), ("col.network", "left", True, 12),
-            ("col.spot", "left", True, None), ("col.freshness", "left", True, None))
+            ("col.spot", "left", True, None), ("col.freshness", "left", True, None),
+            ("pdata.col.form", "left", True, None))
     for key, just, nowrap, width in cols:
         tbl.add_column(t(key), justify=just, no_wrap=nowrap, overflow="ellipsis", max_width=width,
                        min_width=5 if just == "right" else 6)
@@ -80,7 +83,8 @@ def render(data: dict) -> None:
         net_s = net["kind"] + (f" {net['gbps_per_node']:g}G" if net["gbps_per_node"] else "")
         tbl.add_row(r["gpu_id"], fmt_num(r["gpu_count"]), fmt_num(r["usd_per_gpu_hour"], 3),
                     fmt_num(r["usd_per_node_hour"], 2), r["provider"], r["region"], r["sku"], r["intra_node"],
-                    net_s, "spot" if r["spot"] else "", f"{r['freshness']} {r['fetched_at'][:10]}")
+                    net_s, "spot" if r["spot"] else "", f"{r['freshness']} {r['fetched_at'][:10]}",
+                    "" if r.get("form", "rental") == "rental" else t(f"pdata.form.{r['form']}"))
     c.print(tbl)
     c.print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
             + f"  ({data['store']})", markup=False)

@@ -104,3 +104,5 @@ def render(data: dict) -> None:
     if data["excluded"]:
         c.print(t("plan.excluded") + ": " + "; ".join(f"{k} ({v})" for k, v in list(data["excluded"].items())[:5]),
                 soft_wrap=True, markup=False)
+    for e in data.get("quote_errors") or []:  # quotes left out: a bad field, or a contradiction of the GPU catalog
+        c.print(f"{t('pdata.plan.quote_left_out')}: {e.get('message')}", soft_wrap=True, markup=False)

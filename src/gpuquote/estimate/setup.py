@@ -30,7 +30,8 @@ class Machine:
 
     @property
     def hbm_bytes(self) -> float:
-        return self.gpu.memory_gib * GIB
+        """Usable memory (what nvidia-smi reports), not the label: a 48 GB L40S with ECC holds 45 GiB."""
+        return self.gpu.usable_memory_gib * GIB
 
     @property
     def hbm_bw(self) -> float:

@@ -1,6 +1,16 @@
 """GPU catalog (specs with sources), name aliases and families, interconnect kinds."""
 
-from gpuquote.hardware.aliases import Resolved, group_ids, matches, members, narrow, resolve, try_resolve
+from gpuquote.hardware.aliases import (
+    Resolved,
+    group_ids,
+    group_of,
+    matches,
+    members,
+    narrow,
+    resolve,
+    settle_memory,
+    try_resolve,
+)
 from gpuquote.hardware.interconnect import FORM_FACTORS, INTER_NODE_KINDS, INTRA_NODE
 from gpuquote.hardware.specs import GPU, PRECISIONS, load_gpus
 
@@ -20,5 +30,6 @@ def get_gpu(gpu_id: str) -> GPU:
 
 __all__ = [
     "GPU", "PRECISIONS", "Resolved", "FORM_FACTORS", "INTER_NODE_KINDS", "INTRA_NODE",
-    "get_gpu", "group_ids", "load_gpus", "matches", "members", "narrow", "resolve", "try_resolve",
+    "get_gpu", "group_ids", "group_of", "load_gpus", "matches", "members", "narrow", "resolve", "settle_memory",
+    "try_resolve",
 ]

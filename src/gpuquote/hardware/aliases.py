@@ -227,5 +227,36 @@ def narrow(gpu_id: str, memory_gib: float | None = None, variant: str | None = N
     return _describe(gpu_id)
 
 
+def group_of(skus: list[str] | tuple[str, ...]) -> Resolved | None:
+    """The SKU or family id whose members are exactly these SKUs, or None if no id names that set."""
+    key = tuple(sorted(set(skus)))
+    for gid, mem in _index().groups.items():
+        if mem == key and (len(mem) == 1 or gid != mem[0]):
+            return _describe(gid)
+    return None
+
+
+def settle_memory(gpu_id: str, memory_gib: float | None, variant: str | None = None) -> tuple[Resolved, bool]:
+    """Narrow a name by the per-GPU memory a catalog reports, read against each card's usable-to-label window.
+
+    Returns (resolved, settled). A memory that fits no member of the name never moves the offer to another,
+    larger card: the offer widens to the model (and variant, if known) with its memory unknown, settled=False.
+    """
+    gpus = load_gpus()
+    cand = list(members(gpu_id))
+    if variant is not None:
+        cand = [m for m in cand if gpus[m].variant == variant] or cand
+    if memory_gib is None:
+        return group_of(cand) or _describe(gpu_id), True
+    fit = [m for m in cand if gpus[m].memory_matches(memory_gib)]
+    if fit:
+        return group_of(fit) or _describe(gpu_id), True
+    model = {gpus[m].family for m in cand}
+    wide = [g.id for g in gpus.values() if g.family in model]
+    var = {gpus[m].variant for m in cand}
+    wide = [m for m in wide if gpus[m].variant in var] if len(var) == 1 else wide
+    return group_of(wide) or group_of([g.id for g in gpus.values() if g.family in model]) or _describe(gpu_id), False
+
+
 def group_ids() -> list[str]:
     return sorted(_index().groups)

@@ -8,6 +8,11 @@ from functools import lru_cache
 
 from gpuquote.config import DATA_DIR
 
+# Per-GPU memory read from a catalog matches a card from (usable x 0.95) to (label x 1.03): driver versions move
+# nvidia-smi's total by ~1-2% (L40S 46068 vs 46080 MiB; B300 268288 vs 275456); the label side only absorbs
+# GB-vs-GiB rounding. The windows of 40/80 GB, 16/32 GB and 80/94 GB cards stay apart.
+MEMORY_LOW_TOLERANCE = 0.05
+MEMORY_HIGH_TOLERANCE = 0.03
 PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
 
 
@@ -50,11 +55,24 @@ class GPU:
     launch_year: int | None
     source: str
     notes: str = field(repr=False, default="")
+    usable_memory_mib: float | None = None  # nvidia-smi memory.total; None: not recorded (label used)
+    usable_memory_source: str = field(repr=False, default="")
 
     @property
     def variant(self) -> str:
         """pcie | sxm | nvl | oam | other: the form as names spell it (NVL is a bridged PCIe card)."""
         return "nvl" if "nvl" in self.id.split("-") else self.form_factor
+
+    @property
+    def usable_memory_gib(self) -> float:
+        """What a job can allocate (nvidia-smi memory.total: ECC and firmware reserve taken off the label)."""
+        return self.usable_memory_mib / 1024 if self.usable_memory_mib else self.memory_gib
+
+    def memory_matches(self, gib: float) -> bool:
+        """Whether a per-GPU memory a catalog reports can be this card: from just under what nvidia-smi shows
+        (drivers differ by a few %) up to the label. Above the label it is a larger card, never this one."""
+        low = self.usable_memory_gib * (1 - MEMORY_LOW_TOLERANCE)
+        return low <= gib <= self.memory_gib * (1 + MEMORY_HIGH_TOLERANCE)
 
     @property
     def has_fp8(self) -> bool:
@@ -72,6 +90,7 @@ class GPU:
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
         d["variant"] = self.variant
+        d["usable_memory_gib"] = round(self.usable_memory_gib, 3)
         return d
 
 
@@ -98,5 +117,7 @@ def load_gpus() -> dict[str, GPU]:
             tdp_w=_f(r["tdp_w"]), mig_max=int(mig) if mig is not None else None,
             launch_year=int(year) if year is not None else None,
             source=r["source"], notes=r["notes"],
+            usable_memory_mib=_f(r.get("usable_memory_mib", "")),
+            usable_memory_source=r.get("usable_memory_source", ""),
         )
     return out

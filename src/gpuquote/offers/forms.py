@@ -35,6 +35,13 @@ GRANULARITY_S = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 
                  "month": int(HOURS_PER_MONTH * 3600), "year": int(HOURS_PER_YEAR * 3600)}
 
 
+def offer_form(form: str | None, price: Price) -> str:
+    """rental | term | purchase: the price form an Offer carries (like for like needs it equal)."""
+    if form == "purchase":
+        return "purchase"
+    return "term" if form == "reserved" or price.term_months else "rental"
+
+
 def check_utilisation(utilisation: float) -> float:
     """0 < U <= 1, else BadInput naming the field."""
     try:

@@ -14,6 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 PER = ("second", "minute", "hour", "day", "week", "month", "year", "once")
 IntraNode = Literal["nvswitch", "nvlink", "pcie", "none", "unknown"]
 InterNodeKind = Literal["ib", "roce", "ethernet", "omnipath", "none", "unknown"]
+#: What the price buys: pay-as-you-go `rental`, a committed `term` (reserved / term_months), or a `purchase`
+#: (its hourly price is a TCO, never a rental rate).
+OfferForm = Literal["rental", "purchase", "term"]
+OFFER_FORMS = ("rental", "purchase", "term")
 
 
 class Price(BaseModel):
@@ -70,6 +74,7 @@ class Offer(BaseModel):
     gpu_memory_gib: float | None = None
     notes: list[str] = Field(default_factory=list)
     id: str = ""
+    form: OfferForm = "rental"
 
     def model_post_init(self, _ctx: object) -> None:
         if not self.id:

@@ -20,7 +20,7 @@ from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, load_gpus, members, narrow, resolve, try_resolve
 from gpuquote.offers.checklist import MIG_RE, Facts
 from gpuquote.offers.currency import currencies, rate
-from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS, normalise_price
+from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS, normalise_price, offer_form
 from gpuquote.offers.model import InterNode, Offer, Price
 from gpuquote.offers.tco import CAPITAL_METHODS, RECURRING_PER, Money, TcoSpec, compute_tco
 
@@ -191,7 +191,7 @@ class Quote:
             inter_node=InterNode(kind=self.net_kind, gbps_per_node=self.net_gbps), price=price,
             billing_granularity_s=1 if self.form == "purchase" else self.billing_granularity_s, spot=self.spot,
             covers=list(self.covers or []), extras=dict(self.extras), available=self.available, source=source,
-            fetched_at=when, gpu_memory_gib=memory, notes=notes, id=self.id,
+            fetched_at=when, gpu_memory_gib=memory, notes=notes, id=self.id, form=offer_form(self.form, self.price),
         )
 
     def to_dict(self) -> dict:

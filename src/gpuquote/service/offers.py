@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, group_ids, members, resolve
+from gpuquote.offers.model import OFFER_FORMS
 from gpuquote.store import SORT_COLUMNS, OfferFilter, distinct_providers, open_reader, query_offers
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")
@@ -36,12 +37,16 @@ def narrow_ids(ids: list[str] | None, memory_gib: float | None, form_factor: str
 def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconnect: str | None = None,
                 region: str | None = None, spot: bool | None = None, provider: list[str] | str | None = None,
                 max_price_usd: float | None = None, sort: str = "price", descending: bool = False,
-                limit: int | None = None, memory_gib: float | None = None, form_factor: str | None = None) -> dict:
+                limit: int | None = None, memory_gib: float | None = None, form_factor: str | None = None,
+                form: str | None = None) -> dict:
     """Current offers matching the filters, cheapest $/GPU-hour first by default.
 
     memory_gib / form_factor narrow the GPU filter to SKUs (and families) whose members all match, so an
-    offer known only as a bare `a100` never passes a memory filter.
+    offer known only as a bare `a100` never passes a memory filter. `form` keeps rentals, terms or purchases.
     """
+    if form is not None and form not in OFFER_FORMS:
+        raise BadInput(f"--form: '{form}' is not one of {', '.join(OFFER_FORMS)}", field="form",
+                       accepted=list(OFFER_FORMS))
     if form_factor is not None and form_factor not in FORM_FILTERS:
         raise BadInput(f"--form-factor: '{form_factor}' is not one of {', '.join(FORM_FILTERS)}",
                        field="form_factor", accepted=list(FORM_FILTERS))
@@ -68,12 +73,13 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     reader = open_reader()
     where = reader.where
     f = OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
-                    providers=providers, max_price_usd=max_price_usd, sort=sort, descending=descending, limit=limit)
+                    providers=providers, max_price_usd=max_price_usd, sort=sort, descending=descending, limit=limit,
+                    form=form)
     rows, total = query_offers(reader, f)
     return {
         "filters": {"gpu": gpu_id, "min_gpus": min_gpus, "interconnect": interconnect, "region": region,
                     "spot": spot, "provider": providers, "max_price_usd": max_price_usd, "sort": sort,
-                    "memory_gib": memory_gib, "form_factor": form_factor},
+                    "memory_gib": memory_gib, "form_factor": form_factor, "form": form},
         "store": where,
         "count": total,
         "providers": distinct_providers(reader, f) if limit and total > len(rows) else sorted(
@@ -82,4 +88,4 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     }
 
 
-__all__ = ["FORM_FILTERS", "INTERCONNECTS", "INTRA_NODE", "gpu_filter_ids", "list_offers", "narrow_ids"]
+__all__ = ["FORM_FILTERS", "OFFER_FORMS", "INTERCONNECTS", "INTRA_NODE", "gpu_filter_ids", "list_offers", "narrow_ids"]

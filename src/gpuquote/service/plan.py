@@ -22,6 +22,8 @@ def _load_job(job):
 
 
 def _quote_rows(paths: list[str], rate_overrides: dict | None) -> tuple[list[dict], list[dict]]:
+    from gpuquote.offers.checklist import run_checklist
+    from gpuquote.offers.likeforlike import contradiction_text, contradictions
     from gpuquote.offers.quotes import read_quote_file
 
     rows, errors = [], []
@@ -29,6 +31,11 @@ def _quote_rows(paths: list[str], rate_overrides: dict | None) -> tuple[list[dic
         parsed = read_quote_file(p, rate_overrides)
         errors += [e.to_dict() for e in parsed.errors]
         for q in parsed.quotes:
+            bad = contradictions(q.facts(), run_checklist(q.facts()))
+            if bad:  # a 40 GB card sold as 80 GB is never ranked (its memory, and so its fit, is unknown)
+                errors.append({"id": q.id, "line": q.line, "message": contradiction_text(q.id, bad),
+                               "contradicts": bad})
+                continue
             try:
                 rows.append(row_from_offer(q.to_offer(source=f"quote:{Path(p).name}", overrides=rate_overrides),
                                            rate_overrides))
@@ -88,4 +95,8 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
                          "spot": spot, "provider": providers, "max_price_usd": max_price_usd,
                          "quotes": list(quotes or [])}
     result["quote_errors"] = quote_errors
+    n_bad = sum(1 for e in quote_errors if e.get("contradicts"))
+    if n_bad:
+        key = "contradictory quote (checklist items 1-5): see quote_errors"
+        result["excluded"][key] = result["excluded"].get(key, 0) + n_bad
     return result

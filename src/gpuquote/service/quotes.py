@@ -12,6 +12,7 @@ from gpuquote.errors import BadInput
 from gpuquote.offers.checklist import CHECKLIST_ITEMS, advisories, differences, run_checklist
 from gpuquote.offers.currency import parse_overrides
 from gpuquote.offers.forms import GRANULARITY_S, HOURS_PER_MONTH, check_utilisation
+from gpuquote.offers.likeforlike import compare, contradiction_text, contradictions, price_form
 from gpuquote.offers.quotes import ParsedQuotes, Quote, parse_quotes_text, read_quote_file
 from gpuquote.offers.tco import break_even, compute_tco
 
@@ -87,8 +88,8 @@ def quote_report(q: Quote, utilisation: float, overrides: dict[str, float]) -> d
     return out
 
 
-def _compare(reports: list[dict]) -> tuple[list[dict], list[str]]:
-    """Fill comparable_with / differs_from; group like-for-like quotes ranked by $/GPU-hour."""
+def _compare(reports: list[dict], facts: dict) -> tuple[list[dict], list[str]]:
+    """Fill comparable_with / differs_from (offers.likeforlike); group like-for-like quotes ranked by $/GPU-hour."""
     from gpuquote.offers.checklist import CheckItem
 
     checked = {r["id"]: [CheckItem(**c) for c in r["checklist"]] for r in reports}
@@ -96,7 +97,7 @@ def _compare(reports: list[dict]) -> tuple[list[dict], list[str]]:
         for b in reports:
             if a is b:
                 continue
-            diff = differences(a["id"], checked[a["id"]], b["id"], checked[b["id"]])
+            diff = compare(a["id"], facts[a["id"]], checked[a["id"]], b["id"], facts[b["id"]], checked[b["id"]])
             if diff:
                 a["differs_from"][b["id"]] = diff
             else:
@@ -115,6 +116,7 @@ def _compare(reports: list[dict]) -> tuple[list[dict], list[str]]:
         members = sorted((x for x in reports if x["id"] in ids),
                          key=lambda x: (x["usd_per_gpu_hour"] is None, x["usd_per_gpu_hour"] or 0))
         vals = {c["name"]: c["value"] for c in r["checklist"] if c["item"] <= 5}
+        vals.update(price_form=price_form(facts[r["id"]]), spot="spot" if facts[r["id"]].spot else "on-demand")
         groups.append({"config": vals, "unit": r["unit"],
                        "ranking": [{"id": m["id"], "usd_per_gpu_hour": m["usd_per_gpu_hour"],
                                     "usd_per_node_hour": m["usd_per_node_hour"]} for m in members],
@@ -130,14 +132,16 @@ def check_quotes(path_or_text: str | Path, utilisation: float = 1.0,
     ov = _overrides(rate_overrides)
     parsed, shown = load(path_or_text, ov, fmt, name)
     reports: list[dict] = []
+    facts = {}
     errors = [e.to_dict() for e in parsed.errors]
     for q in parsed.quotes:
         try:
             reports.append(quote_report(q, u, ov))
+            facts[q.id] = q.facts()
         except BadInput as e:  # e.g. a currency known at parse time but refused later
             errors.append({"id": q.id, "line": q.line, "message": f"quote '{q.id}': {e}",
                            "fields": [{"field": e.field, "message": str(e), "accepted": e.accepted}]})
-    groups, unranked = _compare(reports)
+    groups, unranked = _compare(reports, facts)
     rates: dict[str, dict] = {}
     for r in reports:
         for rt in r["rates"]:
@@ -229,8 +233,9 @@ def tco(path_or_text: str | Path, buy: list[str] | None = None, rent: list[str] 
 def import_quotes(path: str | Path, rate_overrides: dict[str, float] | list[str] | None = None) -> dict:
     """Store a quote file's quotes as offers with source `quote:<file name>` (one snapshot, one transaction).
 
-    Bad quotes are skipped with their one-line reason (listed under "errors"); a purchase is stored at its
-    TCO per node-hour at utilisation 1 (see Quote.to_offer).
+    Bad quotes are skipped with their one-line reason (listed under "errors"); so is a quote that contradicts
+    the GPU catalog on checklist items 1-5 (also under "skipped_quotes", with the item and the stated value).
+    A purchase is stored at its TCO per node-hour at utilisation 1, with form `purchase` (see Quote.to_offer).
     """
     from gpuquote.store import import_offers, write_engine
 
@@ -243,7 +248,17 @@ def import_quotes(path: str | Path, rate_overrides: dict[str, float] | list[str]
     errors = [e.to_dict() for e in parsed.errors]
     for e in parsed.errors:
         skip[e.line_text()] = skip.get(e.line_text(), 0) + 1
+    skipped_quotes: list[dict] = []
     for q in parsed.quotes:
+        bad = contradictions(q.facts(), run_checklist(q.facts()))
+        if bad:
+            msg = contradiction_text(q.id, bad)
+            skip[msg] = skip.get(msg, 0) + 1
+            skipped_quotes.append({"id": q.id, "line": q.line, "contradicts": bad, "message": msg})
+            errors.append({"id": q.id, "line": q.line, "message": msg,
+                           "fields": [{"field": f"checklist.{b['name']}", "message": b["message"], "accepted": []}
+                                      for b in bad]})
+            continue
         try:
             offers.append(q.to_offer(source, overrides=ov))
         except BadInput as e:
@@ -260,5 +275,5 @@ def import_quotes(path: str | Path, rate_overrides: dict[str, float] | list[str]
                         provenance={"file": str(p.resolve()), "format": parsed.fmt, "kind": "quotes"},
                         raw=[(p.name, ctype, raw)], check=False)
     out = res.to_dict()
-    out.update({"errors": errors, "offer_ids": [o.id for o in offers]})
+    out.update({"errors": errors, "offer_ids": [o.id for o in offers], "skipped_quotes": skipped_quotes})
     return out

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gpuquote.hardware import load_gpus, narrow, try_resolve
+from gpuquote.hardware import load_gpus, settle_memory, try_resolve
 from gpuquote.offers import Offer
 from gpuquote.sources.knowledge import InstanceFacts, lookup
 
@@ -61,25 +61,30 @@ class GpuFields:
     gpu_memory_gib: float | None
     facts: InstanceFacts | None
     notes: list[str]
+    memory_settled: bool = True  # False: the reported memory fits no card of the name (memory left unknown)
 
 
 def gpu_fields(provider: str, sku: str, gpu_name: str, gpu_count: float, *, memory_gib: float | None = None,
                extra_names: tuple[str | None, ...] = ()) -> GpuFields | None:
     """GPU id, form factor and intra-node link from instance knowledge, the name, memory and SKU hints.
 
+    `memory_gib` is the per-GPU memory the source reports (each importer converts its own unit and total-or-per-GPU
+    convention first). It narrows a family only to cards whose usable-to-label window holds it, and is checked
+    against a SKU the name pins: a contradiction leaves the model with its memory unknown, never a larger card.
     Returns None when the GPU name is not in the catalog.
     """
     facts = lookup(provider, sku)
     notes: list[str] = []
+    settled = True
     if facts and facts.gpu:
         res = try_resolve(facts.gpu)
     else:
         res = try_resolve(gpu_name)
         if res is None:
             return None
-        if res.is_family:
-            hint = name_variant_hint(sku, *extra_names)
-            res = narrow(res.id, memory_gib if "memory" in res.unknown else None, hint)
+        res, settled = settle_memory(res.id, memory_gib, name_variant_hint(sku, *extra_names))
+        if not settled:
+            notes.append(f"reported memory {memory_gib:.1f} GiB per GPU fits no {gpu_name} card: memory left unknown")
     if res is None:
         return None
     gpus = load_gpus()
@@ -98,4 +103,4 @@ def gpu_fields(provider: str, sku: str, gpu_name: str, gpu_count: float, *, memo
     else:
         intra = "unknown"
     mems = {gpus[m].memory_gib for m in res.members}
-    return GpuFields(res.id, form, intra, mems.pop() if len(mems) == 1 else None, facts, notes)
+    return GpuFields(res.id, form, intra, mems.pop() if len(mems) == 1 else None, facts, notes, settled)

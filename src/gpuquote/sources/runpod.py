@@ -83,6 +83,7 @@ def _offers(t: dict, result: ParseResult, fetched_at: datetime) -> list:
     if not name:
         result.skip("missing id")
         return []
+    # memoryInGb is GB per GPU, the card's label (tests/fixtures/runpod/gpuTypes.json: "NVIDIA A100 80GB PCIe" 80)
     mem = num(t.get("memoryInGb"))
     max_n = int(num(t.get("maxGpuCount")) or 1)
     display = str(t.get("displayName") or "").strip() or None
@@ -128,7 +129,7 @@ def _offers(t: dict, result: ParseResult, fetched_at: datetime) -> list:
                       price=Price(amount=round(price * n, 6), currency="USD", per="hour"),
                       covers=["hosting", "power"], source=NAME, fetched_at=fetched_at,
                       available=(stock is not None) if n == 1 and "lowestPrice" in t else None,
-                      gpu_memory_gib=g.gpu_memory_gib or mem, notes=notes)
+                      gpu_memory_gib=g.gpu_memory_gib, notes=notes)
             if o:
                 out.append(o)
     if not priced:

@@ -63,6 +63,7 @@ def _offers(it: dict, result: ParseResult, fetched_at: datetime) -> list:
     if cents is None:
         return []
     inter = str(cfg.get("interconnect") or "").strip()
+    # vram_per_gpu_in_gb is GB per GPU, the label (tests/fixtures/shadeform/instance-types.json: 8x H100 80)
     vram = num(cfg.get("vram_per_gpu_in_gb"))
     base_cloud = CLOUD_ALIASES.get(cloud, cloud)
     g = gpu_fields(base_cloud, ctype, gpu_type, count, memory_gib=vram, extra_names=(inter, stype))
@@ -89,7 +90,7 @@ def _offers(it: dict, result: ParseResult, fetched_at: datetime) -> list:
                   ram_gib=num(cfg.get("memory_in_gb")), price=Price(amount=cents / 100, currency="USD", per="hour"),
                   spot=False, covers=["hosting", "power", "storage"],
                   available=ok if isinstance(ok, bool) else None, source=NAME, fetched_at=fetched_at,
-                  gpu_memory_gib=g.gpu_memory_gib or vram,
+                  gpu_memory_gib=g.gpu_memory_gib,
                   inter_node=_inter(g), nvme_gib=g.facts.nvme_gib if g.facts else None,
                   notes=notes + ([f"storage {num(cfg.get('storage_in_gb')):g} GB"] if num(cfg.get("storage_in_gb"))
                                  else []))

@@ -2,8 +2,9 @@
 
 `Price`/`SpotPrice` are USD per instance-hour for all GPUs of the row. GCP lists GPUs as add-ons
 (rows without InstanceType) priced apart from the host VM, so a GCP offer is GPU row + host row.
-`GpuInfo` is a Python-literal dict whose memory is wrong in several catalogs (total instead of per
-GPU, GB instead of MiB): it is cross-checked against the GPU catalog and corrections are counted.
+`GpuInfo` is a Python-literal dict whose memory field means different things per cloud (per GPU or the total,
+MiB or GB: MEMORY_SEMANTICS, checked on each file); the per-GPU figure is then cross-checked against the cards
+the name allows (their usable-to-label window) and never moves an offer to a larger card.
 Columns are read by header name; column order differs between clouds.
 """
 
@@ -92,40 +93,55 @@ def _gpu_info_name(info: str) -> str | None:
     return str(name) if name else None
 
 
-def _gpu_memory_gib(info: str, count: float, catalog_mems: list[float], result: ParseResult) -> float | None:
-    """Per-GPU memory from GpuInfo, corrected where the catalog stored a total or GB instead of MiB."""
-    if not info or not info.startswith("{"):
+# What `GpuInfo` -> Gpus[0].MemoryInfo.SizeInMiB holds, per cloud, as checked on the copies in
+# shared/data/skypilot-catalog/ (v8/<cloud>/vms.csv unless named; anycloud = anycloud-mirror-2026-05-20):
+#   per_gpu_mib  MiB per GPU. aws (v8/aws/vms_gpu_subset_p4d-p5en.csv: p4d 40960, TotalGpuMemoryInMiB 327680 = 8x),
+#                gcp (anycloud/gcp: A100 40960, A100-80GB 81920), lambda (anycloud/lambda: gpu_8x_a100_80gb_sxm4
+#                81920; its TotalGpuMemoryInMiB repeats the per-GPU figure), daytona, hyperbolic, jarvislabs,
+#                mithril, nebius, seeweb, verda, yotta (Total = count x Size in all of them), lium (no Total;
+#                L40S_2x 46080 = one 48 GB card with ECC on).
+#   total_mib    MiB summed over the row's GPUs. vast (v8/vast and anycloud/vast: 2x-A100_PCIE-32-65536 81920 =
+#                2 x 40 GB, 8x-H100_SXM 652472 = 8 x 81559, Total equal to Size), primeintellect
+#                (datacrunch__2xV100_16GB 32768 = 2 x 16 GB, 8xA100_80GB 655360; its Total is count x Size again).
+#   per_gpu_gb   GB per GPU, not MiB. shadeform (lambdalabs_A100x8 40, crusoe_A100-80GBx2 80; no Total).
+#   none         no memory. azure (anycloud/azure: GpuInfo holds the accelerator name), hyperstack (empty GpuInfo).
+# A Size of 0 (seeweb RTX PRO 6000) is unknown. A cloud not listed here (a newer file, another cloud) is read
+# both ways (per GPU and total / count); only a reading that exactly one way fits a card of the name is kept.
+MEMORY_SEMANTICS = {
+    **dict.fromkeys(("aws", "gcp", "lambda", "daytona", "hyperbolic", "jarvislabs", "mithril", "nebius", "seeweb",
+                     "verda", "yotta", "lium"), "per_gpu_mib"),
+    "vast": "total_mib", "primeintellect": "total_mib", "shadeform": "per_gpu_gb",
+    "azure": "none", "hyperstack": "none",
+}
+
+
+def _gpu_memory_gib(cloud: str, info: str, count: float, gpu_id: str, result: ParseResult) -> float | None:
+    """Per-GPU memory (GiB) from GpuInfo by this cloud's own convention (MEMORY_SEMANTICS), or None if unknown."""
+    how = MEMORY_SEMANTICS.get(cloud, "unknown")
+    d = _gpu_info(info)
+    if how == "none" or not d:
         return None
-    try:
-        d = ast.literal_eval(info)
-    except (ValueError, SyntaxError):
-        try:
-            d = json.loads(info)
-        except ValueError:
-            return None
     gpus = d.get("Gpus") or []
-    size = (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB") if gpus else None
-    if size is None:
-        size = d.get("TotalGpuMemoryInMiB")
-    if not size:
+    size = (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB") if gpus and isinstance(gpus[0], dict) else None
+    try:
+        size = float(size) if size is not None else None
+    except (TypeError, ValueError):
+        size = None
+    if not size or size <= 0 or not count:
         return None
-    size = float(size)
-
-    def near(gib: float) -> bool:
-        return any(abs(gib - m) <= 0.07 * m for m in catalog_mems)
-
-    if near(size / 1024):
+    if how == "per_gpu_mib":
         return size / 1024
-    if count and near(size / 1024 / count):
-        result.corrections["GpuInfo memory was the total for all GPUs; divided by count"] += 1
-        return size / 1024 / count
-    if near(size):
-        result.corrections["GpuInfo memory was in GB, not MiB"] += 1
+    if how == "per_gpu_gb":
         return size
-    if count and near(size / count):
-        result.corrections["GpuInfo memory was the total in GB"] += 1
-        return size / count
-    result.corrections["GpuInfo memory matches no catalog size; ignored"] += 1
+    if how == "total_mib":
+        if count != 1:
+            result.corrections["GpuInfo memory is the total for the row's GPUs: divided by the GPU count"] += 1
+        return size / 1024 / count
+    cat = load_gpus()
+    fits = [g for g in (size / 1024, size / 1024 / count) if any(cat[m].memory_matches(g) for m in _members(gpu_id))]
+    if len(set(fits)) == 1:
+        return fits[0]
+    result.corrections["GpuInfo memory of an unlisted cloud is ambiguous (per GPU or total): left unknown"] += 1
     return None
 
 
@@ -136,7 +152,6 @@ def parse_vms_csv(text: str, cloud: str, *, fetched_at: datetime, source: str) -
     if cloud == "gcp":
         rows = _gcp_combine(rows, result)
     by_key: dict[tuple, dict] = {}
-    cat = load_gpus()
     for r in rows:
         name = (r.get("AcceleratorName") or "").strip()
         if not name:
@@ -156,9 +171,10 @@ def parse_vms_csv(text: str, cloud: str, *, fetched_at: datetime, source: str) -
         if probe is None:
             result.skip(f"GPU not in the catalog: {name}")
             continue
-        mems = sorted({cat[m].memory_gib for m in _members(probe.gpu_id)} | {g.memory_gib for g in cat.values()})
-        mem = _gpu_memory_gib(r.get("GpuInfo", ""), count, mems, result)
+        mem = _gpu_memory_gib(cloud, r.get("GpuInfo", ""), count, probe.gpu_id, result)
         fields = gpu_fields(cloud, sku, name, count, memory_gib=mem, extra_names=hints) if mem else probe
+        if not fields.memory_settled:
+            result.corrections["GpuInfo memory fits no card of the GPU name: memory left unknown"] += 1
         facts = fields.facts
         region = (r.get("Region") or "unknown").strip() or "unknown"
         zone = (r.get("AvailabilityZone") or "").strip()
@@ -186,7 +202,7 @@ def parse_vms_csv(text: str, cloud: str, *, fetched_at: datetime, source: str) -
                 price=Price(amount=price, currency="USD", per="hour"),
                 billing_granularity_s=BILLING_S.get(cloud), spot=spot,
                 covers=["hosting", "power"], source=source, fetched_at=fetched_at,
-                gpu_memory_gib=fields.gpu_memory_gib or mem,
+                gpu_memory_gib=fields.gpu_memory_gib,
                 notes=notes + (["fractional GPU: a shared slice of one card"] if fractional else []),
             )
             key = (region, offer["sku"], spot)

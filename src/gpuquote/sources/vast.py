@@ -78,6 +78,8 @@ def _offers(a: dict, result: ParseResult, fetched_at: datetime) -> list:
     price = price_or_skip(result, price_raw, "dph_total")
     if price is None:
         return []
+    # gpu_ram is MiB per GPU, as nvidia-smi reports it (tests/fixtures/vast/bundles.json: "4x A100 SXM4" 81920,
+    # "2x A100 PCIE" 40960), unlike SkyPilot's vast vms.csv, which sums it over the GPUs (sources/skypilot.py).
     mem = memory_gib_from_mb(a.get("gpu_ram"))
     sku = f"{int(count) if float(count).is_integer() else count}x {name} #{ask}"
     g = gpu_fields(NAME, sku, name, count, memory_gib=mem)
@@ -112,7 +114,7 @@ def _offers(a: dict, result: ParseResult, fetched_at: datetime) -> list:
                   vcpus=num(a.get("cpu_cores_effective")) or num(a.get("cpu_cores")),
                   cpu_model=a.get("cpu_name") or None, ram_gib=ram, covers=["hosting", "power", "storage"],
                   extras=extras, available=available, source=NAME, fetched_at=fetched_at,
-                  gpu_memory_gib=g.gpu_memory_gib or mem, billing_granularity_s=None)
+                  gpu_memory_gib=g.gpu_memory_gib, billing_granularity_s=None)
     out = []
     o = build(result, **common, price=Price(amount=price, currency="USD", per="hour"), spot=False, notes=notes)
     if o:

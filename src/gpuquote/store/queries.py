@@ -29,6 +29,7 @@ class OfferFilter:
     providers: list[str] | None = None
     max_price_usd: float | None = None
     sources: list[str] | None = None
+    form: str | None = None  # rental | purchase | term
     sort: str = "price"
     descending: bool = False
     limit: int | None = None
@@ -68,6 +69,9 @@ def _where(f: OfferFilter) -> tuple[str, dict]:
         p["max_price"] = f.max_price_usd
     if f.sources:
         conds.append(in_list("source", f.sources, "s"))
+    if f.form:
+        conds.append("form = :form")
+        p["form"] = f.form
     return " AND ".join(conds), p
 
 

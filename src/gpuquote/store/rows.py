@@ -52,7 +52,7 @@ def offer_to_row(o: Offer, snapshot_id: int) -> dict:
         "covers": json.dumps(o.covers), "extras": json.dumps(o.extras), "available": o.available,
         "source": o.source, "fetched_at": o.fetched_at.isoformat(),
         "usd_per_gpu_hour": usd_per_gpu_hour(o.price, o.gpu_count), "usd_per_node_hour": node,
-        "notes": json.dumps(o.notes, ensure_ascii=False),
+        "notes": json.dumps(o.notes, ensure_ascii=False), "form": o.form,
     }
 
 
@@ -75,7 +75,7 @@ def row_to_dict(r, now: datetime | None = None) -> dict:
         "available": m["available"], "source": m["source"], "fetched_at": m["fetched_at"],
         "freshness": _freshness_cached(m["fetched_at"], now_hour) if m["fetched_at"] else "unknown",
         "usd_per_gpu_hour": m["usd_per_gpu_hour"], "usd_per_node_hour": m["usd_per_node_hour"],
-        "notes": _loads(m["notes"], []),
+        "notes": _loads(m["notes"], []), "form": m.get("form") or "rental",
     }
 
 

@@ -20,7 +20,7 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -92,10 +92,17 @@ offers = Table(
     Column("usd_per_gpu_hour", Float),
     Column("usd_per_node_hour", Float),
     Column("notes", Text),
+    Column("form", String(16), nullable=False, server_default="rental"),  # rental | purchase | term
     Index("ix_offers_snapshot", "snapshot_id"),
     Index("ix_offers_current_gpu", "is_current", "gpu_id", "usd_per_gpu_hour"),
     Index("ix_offers_current_provider", "is_current", "provider", "region", "offer_id"),
 )
 
 # version -> list of SQL statements that bring a store from version-1 to version
-MIGRATIONS: dict[int, list[str]] = {}
+MIGRATIONS: dict[int, list[str]] = {
+    # 2: offers.form (rental | purchase | term); quotes imported before it say their form in the notes
+    2: ["ALTER TABLE offers ADD COLUMN form VARCHAR(16) NOT NULL DEFAULT 'rental'",
+        "UPDATE offers SET form = 'purchase' WHERE source LIKE 'quote:%' AND notes LIKE '%: form purchase%'",
+        "UPDATE offers SET form = 'term' WHERE form = 'rental' AND source LIKE 'quote:%' "
+        "AND (term_months IS NOT NULL OR notes LIKE '%: form reserved%')"],
+}

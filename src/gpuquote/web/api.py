@@ -59,17 +59,18 @@ def offers_args(
     limit: Annotated[int | None, Query(gt=0, le=100000)] = None,
     memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="GPU memory, GiB")] = None,
     form_factor: FormFactor | None = None,
+    form: Literal["rental", "purchase", "term"] | None = None,
 ) -> dict:
     return {"gpu": gpu or None, "min_gpus": min_gpus, "interconnect": interconnect, "region": region or None,
             "spot": spot, "provider": provider, "max_price_usd": max_price_usd, "sort": sort, "descending": desc,
-            "limit": limit, "memory_gib": memory_gib, "form_factor": form_factor}
+            "limit": limit, "memory_gib": memory_gib, "form_factor": form_factor, "form": form}
 
 
 # CSV columns of `gpuquote offers --csv` (tests/test_web_api.py checks the two stay byte-identical).
 CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
                "form_factor", "intra_node", "vcpus", "ram_gib", "nvme_gib", "inter_node_kind", "inter_node_gbps",
                "price_amount", "price_currency", "price_per", "spot", "usd_per_gpu_hour", "usd_per_node_hour",
-               "billing_granularity_s", "source", "fetched_at", "freshness"]
+               "billing_granularity_s", "source", "fetched_at", "freshness", "form"]
 
 
 def offers_csv(data: dict) -> str:
@@ -102,13 +103,15 @@ async def api_offers(
     limit: Annotated[int | None, Query(gt=0, le=100000)] = None,
     memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
     form_factor: FormFactor | None = None,
+    form: Annotated[Literal["rental", "purchase", "term"] | None,
+                    Query(description="rental | purchase | term: what the price buys")] = None,
     format: Literal["json", "csv"] = "json",
 ):
     """The body of `gpuquote offers --json` for the same filters (`format=csv`: `--csv`)."""
     from gpuquote.service.offers import list_offers
 
     data = list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd, sort, desc,
-                                     limit, memory_gib, form_factor))
+                                     limit, memory_gib, form_factor, form))
     if format == "csv":
         return Response(offers_csv(data), media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="gpuquote-offers.csv"'})
