@@ -43,13 +43,13 @@ UPGRADES = (
     ("memory", "a100", ("h200",), "memory-bound or out of memory at 80 GB: H200 has 141 GB at 4.8 TB/s"),
     ("memory", "h100", ("h200",), "memory-bound or out of memory at 80 GB: H200 has 141 GB at 4.8 TB/s"),
     ("fp8", None, ("h100", "h200"), "FP8 needs Hopper or newer: the same job on H100/H200"),
+    ("compute", "h100", ("b200",), "compute-bound on H100: B200 has about 2.3x its dense BF16 peak and 180 GB"),
 )
+B200 = "B200 (180 GB HBM3e, 7.7 TB/s, ~2.25 PFLOPS dense BF16) finishes the job for less than {gpu}"
 
 
 def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], opts: PlanOptions) -> list[dict]:
     """When it applies: move up to H100 for compute, to H200 for memory, to Hopper for FP8."""
-    from gpuquote.plan.planner import PlanOptions, plan
-
     gpus = load_gpus()
     best = result["rows"][0] if result["rows"] else None
     fam = gpus[best["estimated_as"]].family if best else None
@@ -64,13 +64,12 @@ def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], 
             continue
         if trigger == "fp8" and not (fp8 and (best is None or not gpus[best["estimated_as"]].has_fp8)):
             continue
-        cand = [r for r in advice_rows if gpus.get(_sku(r["gpu_id"]), None) is not None
-                and gpus[_sku(r["gpu_id"])].family in to_fams]
-        sub = plan(job, cand, PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
-                                          serving_hours=opts.serving_hours))
+        sub = _best_on(job, advice_rows, to_fams, opts)
         if not sub["rows"]:
             continue
         b = sub["rows"][0]
+        if to_fams == ("b200",) and best and b["total_cost_usd"] >= best["total_cost_usd"]:
+            continue  # B200 is advised where it is the cheaper way to finish
         entry = {"trigger": trigger, "advice": why, "gpu": b["estimated_as"], "offer_id": b["offer_id"],
                  "provider": b["provider"], "gpus": b["gpus"], "time_hours": b["time_hours"],
                  "total_cost_usd": b["total_cost_usd"]}
@@ -78,7 +77,25 @@ def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], 
             entry["vs_best"] = {"offer_id": best["offer_id"], "time_hours": best["time_hours"],
                                 "total_cost_usd": best["total_cost_usd"]}
         out.append(entry)
+        if "b200" not in to_fams and not any(e["trigger"] == "b200" for e in out):
+            bb = _best_on(job, advice_rows, ("b200",), opts)["rows"]
+            if bb and bb[0]["total_cost_usd"] < b["total_cost_usd"]:
+                x = bb[0]
+                out.append({**entry, "trigger": "b200", "advice": B200.format(gpu=b["estimated_as"]),
+                            "gpu": x["estimated_as"], "offer_id": x["offer_id"], "provider": x["provider"],
+                            "gpus": x["gpus"], "time_hours": x["time_hours"], "total_cost_usd": x["total_cost_usd"]})
     return out
+
+
+def _best_on(job: Job, advice_rows: list[dict], fams: tuple[str, ...], opts: PlanOptions) -> dict:
+    """The plan of the job on the advice offers of these GPU families (the best row only)."""
+    from gpuquote.plan.planner import PlanOptions, plan
+
+    gpus = load_gpus()
+    cand = [r for r in advice_rows if gpus.get(_sku(r["gpu_id"]), None) is not None
+            and gpus[_sku(r["gpu_id"])].family in fams]
+    return plan(job, cand, PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
+                                       serving_hours=opts.serving_hours, gpus=opts.gpus, nodes=opts.nodes))
 
 
 def _sku(gpu_id: str) -> str:

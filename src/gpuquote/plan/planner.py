@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from gpuquote.estimate import Hardware, estimate, min_gpus
 from gpuquote.estimate.api import checkpoint_bytes
 from gpuquote.estimate.job import Job
 from gpuquote.plan.advice import _advice, _nothing_fits
-from gpuquote.plan.assumptions import interruption_rate, load
+from gpuquote.plan.assumptions import egress_prices, interruption_rate, load
 from gpuquote.plan.candidates import Config, config_of, offer_from_row
 from gpuquote.plan.rows import (
     Choice,
@@ -31,10 +31,13 @@ from gpuquote.plan.rows import (
     _online,
     _row,
     _stated_assumptions,
+    annotate_sections,
+    group_excluded,
 )
 from gpuquote.plan.table import OfferTable
 
 OBJECTIVES = ("cost", "time", "balanced")
+SECTIONS = ("on_demand", "spot", "purchase")
 NO_HOURLY_PRICE = "no hourly price (a one-off price needs a quote with form: purchase and its TCO)"
 
 
@@ -46,6 +49,8 @@ class PlanOptions:
     top: int = 10
     interruption_rate: float | None = None
     serving_hours: float | None = None
+    gpus: int | None = None  # --gpus (or the job's hardware.gpus): only this many GPUs, in whole nodes
+    nodes: int | None = None  # --nodes: only this many nodes
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -60,6 +65,24 @@ class PlanOptions:
                            f"{self.interruption_rate}", field="interruption_rate")
         if self.top < 1:
             raise BadInput(f"--top: must be >= 1, got {self.top}", field="top")
+        for name in ("gpus", "nodes"):
+            v = getattr(self, name)
+            if v is not None and (not float(v).is_integer() or not 1 <= v <= 1_000_000):
+                raise BadInput(f"--{name}: a whole number >= 1, got {v}", field=name, accepted=["an integer >= 1"])
+
+
+def _forced_nodes(cfg: Config, opts: PlanOptions, n_min: int) -> int | str:
+    """The node count --gpus / --nodes ask for on this configuration, or why this offer cannot give it."""
+    gpn = cfg.gpus_per_node
+    n = opts.nodes
+    if opts.gpus:
+        if opts.gpus % gpn or (n is not None and n * gpn != opts.gpus):
+            return f"gpus: {opts.gpus} GPUs asked" + (f" on {n} nodes" if n else "") + " is not a whole number of " \
+                "the offer's nodes"
+        n = opts.gpus // gpn
+    if n < n_min:
+        return f"memory: {n * gpn} x {cfg.gpu} is too few (the job needs {n_min * gpn})"
+    return n
 
 
 def _hardware(cfg: Config, gpus: int) -> Hardware:
@@ -80,12 +103,19 @@ def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: flo
     n_min = max(1, -(-mg // cfg.gpus_per_node))
     max_nodes = max(1, a["max_gpus"] // cfg.gpus_per_node)
     counts = [n_min] if _online(job) else sorted({n_min * m for m in a["node_multipliers"] if n_min * m <= max_nodes})
+    forced = opts.gpus or opts.nodes
+    if forced:  # --gpus / --nodes / the job's hardware.gpus: that shape only
+        n_forced = _forced_nodes(cfg, opts, n_min)
+        if isinstance(n_forced, str):
+            return n_forced
+        counts = [n_forced]
     out: list[NodeEval] = []
     for n in counts:
         est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node))
         if est.fits:
             out.append(NodeEval(n, n * cfg.gpus_per_node, est, serving_hours if _online(job) else est.time_hours))
-    if opts.deadline_hours and out and all(e.hours > opts.deadline_hours for e in out) and not _online(job):
+    if opts.deadline_hours and out and all(e.hours > opts.deadline_hours for e in out) and not _online(job) \
+            and not forced:
         n = out[-1].nodes
         while n * 2 <= max_nodes and out[-1].hours > opts.deadline_hours and out[-1].hours < out[0].hours * 1.01 + 1e9:
             n *= 2
@@ -110,9 +140,18 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     """Rank the offers in `rows` (catalog rows or quotes as rows) for `job`; see DESIGN.md section 4."""
     opts = opts or PlanOptions()
     opts.check()
+    from_job = bool(job.hardware and job.hardware.gpus and not (opts.gpus or opts.nodes))
+    assumptions: list[str] = ["each offer is the hardware: the job file's hardware section is not used"
+                              + (" except its gpus" if from_job else "")]
+    if from_job:
+        opts = replace(opts, gpus=job.hardware.gpus)
+        assumptions.append(f"GPU count {job.hardware.gpus} from the job's hardware.gpus, in whole nodes of each "
+                           "offer (--gpus / --nodes override)")
+    elif opts.gpus or opts.nodes:
+        assumptions.append("GPU count fixed: " + ", ".join(f"--{k} {v}" for k, v in
+                                                           (("gpus", opts.gpus), ("nodes", opts.nodes)) if v))
     job = job.model_copy(update={"hardware": None})
     A = load()
-    assumptions: list[str] = ["each offer is the hardware: the job file's hardware section is not used"]
     online = _online(job)
     serving_hours = opts.serving_hours or A["online"]["serving_hours"]
     if online:
@@ -162,6 +201,10 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     deadline_fail: list[tuple[float, float, int]] = []
     budget_fail: list[tuple[float, float, int]] = []
     lam_col = _lambda_column(table, opts)
+    eg_col = _egress_column(table) if egress_gb else table.c["eg"]
+    st_a = A["storage"]
+    wr_col = np.where(np.isfinite(table.c["nvme_wr"]), table.c["nvme_wr"],
+                      np.where(table.c["nvme_gib"] > 0, st_a["nvme_write_gbs_local"], write_gbs))
     parts: list[tuple] = []
     for cfg, idx in groups.items():
         ev = evaluate_config(job, cfg, opts, serving_hours)
@@ -169,14 +212,25 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
             excluded[ev] += len(idx)
             continue
         parts.append((cfg, ev, *_price_group(job, cfg, ev, idx, table, lam_col, opts, write_gbs, restart_h, ckpt,
-                                               store_gb, egress_gb, A, deadline_fail, budget_fail)))
-    chosen = _rank(parts, opts)
-    pareto = _pareto(chosen)
+                                               store_gb, egress_gb, A, deadline_fail, budget_fail,
+                                               eg_col=eg_col, wr_col=wr_col)))
+    kept, section_rows = _rank(parts, opts, table)
+    pareto = _pareto(kept)
     pareto_ids = {c.row for c in pareto}
-    chosen = chosen[: opts.top]
+    by_row = {c.row: c for c in kept}
+    chosen = [by_row[i] for i in section_rows["rows"]]
     n_feasible = sum(len(p[2]) for p in parts)
-    out_rows = [_row(c, table.row(c.row), job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt, store_gb,
-                     egress_gb, write_gbs, restart_h, c.row in pareto_ids) for c in chosen]
+    built: dict[int, dict] = {}
+
+    def row_of(c: Choice) -> dict:
+        if c.row not in built:
+            built[c.row] = _row(c, table.row(c.row), job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt,
+                                store_gb, egress_gb, float(wr_col[c.row]), restart_h, c.row in pareto_ids)
+        return built[c.row]
+
+    out_rows = [row_of(c) for c in chosen]
+    sections = {s: [row_of(by_row[i]) for i in section_rows[s]] for s in SECTIONS}
+    annotate_sections(sections, table)
     result: dict = {
         "job": {"kind": job.kind, "model": job.model or (job.arch.name if job.arch else None), "flops": job.flops,
                 "method": job.method if job.kind == "train" else None, "precision": job.precision,
@@ -184,8 +238,10 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
         "objective": opts.objective, "deadline_hours": opts.deadline_hours, "budget_usd": opts.budget_usd,
         "candidates": len(table), "configurations": len(groups), "feasible": n_feasible,
         "rows": out_rows,
+        "sections": sections,
         "pareto_front": [_front_entry(table.row(c.row), c) for c in pareto[:50]],
         "excluded": dict(excluded.most_common()),
+        "excluded_groups": group_excluded(excluded),
         "host_sizing": _host_sizing(job, chosen[0].cfg, chosen[0].ev, ckpt, A) if chosen else None,
         "upgrade_advice": [],
         "nothing_fits": None,
@@ -217,13 +273,15 @@ def _objective_key(objective: str):
     return lambda c: (c.cost_usd, c.time_hours)
 
 
-def _rank(parts, opts: PlanOptions) -> list[Choice]:
+def _rank(parts, opts: PlanOptions, table: OfferTable) -> tuple[list[Choice], dict[str, list[int]]]:
     """All feasible offers, best first by the objective (NumPy over every offer; Choices for the first rows).
 
-    The returned list holds the top rows plus the Pareto front (flagged by the caller), each as a Choice.
+    Returns the Choices kept (the top rows, each section's top rows and the Pareto front) and, per list
+    (`rows` and each section), the table rows in order. In `rows`, rentals come first: a purchase is never
+    the #1 of a plan that can rent.
     """
     if not parts:
-        return []
+        return [], {k: [] for k in ("rows", *SECTIONS)}
     rows = np.concatenate([p[2] for p in parts])
     T = np.concatenate([p[4] for p in parts])
     C = np.concatenate([p[5] for p in parts])
@@ -240,14 +298,18 @@ def _rank(parts, opts: PlanOptions) -> list[Choice]:
     tc = T[by_cost]
     prev_min = np.concatenate([[np.inf], np.minimum.accumulate(tc)[:-1]])
     front = by_cost[tc < prev_min - 1e-12]
-    keep = list(dict.fromkeys([*order[: opts.top].tolist(), *front[:50].tolist()]))
+    buy, spot = table.c["purchase"][rows[order]], table.c["spot"][rows[order]]
+    lists = {"rows": np.concatenate([order[~buy], order[buy]])[: opts.top],
+             "on_demand": order[~buy & ~spot][: opts.top], "spot": order[~buy & spot][: opts.top],
+             "purchase": order[buy][: opts.top]}
+    keep = list(dict.fromkeys([*np.concatenate(list(lists.values())).tolist(), *front[:50].tolist()]))
     out = []
     for k in keep:
         cfg, evs, _, js, _, _, F, cpuf = parts[part_of[k]]
         m = pos[k]
         out.append(Choice(int(rows[k]), cfg, evs[int(js[m])], float(T[k]), float(C[k]), float(F[m]), float(cpuf[m])))
     out.sort(key=_objective_key(opts.objective))
-    return out
+    return out, {k: [int(rows[i]) for i in v] for k, v in lists.items()}
 
 
 def _pareto(chosen: list[Choice]) -> list[Choice]:
@@ -272,8 +334,26 @@ def _lambda_column(table: OfferTable, opts: PlanOptions) -> np.ndarray:
     return lam
 
 
+def _egress_column(table: OfferTable) -> np.ndarray:
+    """USD per GB out for every offer: its own price, else its provider's public internet egress (data/egress.yaml)."""
+    eg = table.c["eg"].copy()
+    fill = (eg == 0) & ~table.c["cov_eg"] & ~table.c["is_quote"]
+    if fill.any():
+        for p, v in egress_prices().items():  # a few providers: one vectorised comparison each
+            eg[fill & (table.c["provider"] == p)] = v["usd_per_gb"]
+    return eg
+
+
+def data_loading_factor(cores_per_gpu: np.ndarray, A: dict) -> np.ndarray:
+    """Training time factor from vCPUs per GPU: smooth, (1 + (c0/c)^k)^(1/k) (data/plan_assumptions.yaml host)."""
+    c0, k = A["host"]["train_min_cores_per_gpu"], A["host"]["data_loading_overlap_k"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = (1.0 + (c0 / cores_per_gpu) ** k) ** (1.0 / k)
+    return np.where(np.isfinite(cores_per_gpu) & (cores_per_gpu > 0), f, 1.0)
+
+
 def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs, restart_h, ckpt, store_gb,
-                 egress_gb, A, deadline_fail, budget_fail) -> tuple[np.ndarray, ...]:
+                 egress_gb, A, deadline_fail, budget_fail, *, eg_col=None, wr_col=None) -> tuple[np.ndarray, ...]:
     """Cost and time of every offer of one configuration at each node count; the best count per offer."""
     ia = np.asarray(idx)
     idx = ia
@@ -281,28 +361,25 @@ def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs
     c = table.c
     rate, gran, simple, lam = c["rate"][ia], c["gran"][ia], c["per_simple"][ia], lam_col[ia]
     cores = c["vcpus"][ia] / cfg.gpus_per_node
-    min_cores = A["host"]["train_min_cores_per_gpu"]
     cpuf = np.ones(n)
     if job.kind == "train":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cpuf = np.where(np.isfinite(cores) & (cores < min_cores), min_cores / cores, 1.0)
+        cpuf = data_loading_factor(cores, A)
     covers_storage = c["cov_st"][ia]
     st_rate = c["st"][ia]
-    egress = np.where(c["cov_eg"][ia], 0.0, c["eg"][ia] * egress_gb)
+    egress = np.where(c["cov_eg"][ia], 0.0, (c["eg"] if eg_col is None else eg_col)[ia] * egress_gb)
+    wr = np.full(n, write_gbs) if wr_col is None else wr_col[ia]
 
     k = len(evs)
     T = np.empty((n, k))
     C = np.empty((n, k))
     F = np.empty((n, k))
     for j, ev in enumerate(evs):
-        w = ckpt / ev.nodes / (write_gbs * 1e9) / 3600.0 if ckpt else 0.0
+        w = ckpt / ev.nodes / (wr * 1e9) / 3600.0 if ckpt else np.zeros(n)
         with np.errstate(divide="ignore", invalid="ignore"):
             mtbi = np.where(lam > 0, 1.0 / (lam * ev.nodes), np.inf)
-            if w > 0:
-                tau = np.sqrt(2.0 * w * mtbi)
-                f = np.where(lam > 0, 1.0 + w / tau + (tau / 2.0 + restart_h) / mtbi, 1.0)
-            else:
-                f = np.where(lam > 0, 1.0 + restart_h / mtbi, 1.0)
+            tau = np.sqrt(2.0 * w * mtbi)
+            f = np.where(lam > 0, np.where(w > 0, 1.0 + w / tau + (tau / 2.0 + restart_h) / mtbi,
+                                           1.0 + restart_h / mtbi), 1.0)
         t = ev.hours * f * cpuf
         billed = np.ceil(t * 3600.0 / gran - 1e-9) * gran / 3600.0
         run = billed * rate * ev.nodes

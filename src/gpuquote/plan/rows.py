@@ -8,15 +8,17 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from gpuquote.errors import BadInput
 from gpuquote.estimate.api import EstimateResult
 from gpuquote.estimate.job import Job
 from gpuquote.hardware import load_gpus
-from gpuquote.plan.assumptions import interruption_rate
+from gpuquote.plan.assumptions import egress_prices, interruption_rate
 from gpuquote.plan.candidates import Config, offer_from_row
 from gpuquote.plan.spot import overhead
+from gpuquote.plan.table import is_purchase
 
 if TYPE_CHECKING:
     from gpuquote.plan.planner import PlanOptions
@@ -92,17 +94,39 @@ def _breakdown(c: Choice, row: dict, hours: float, nodes: int, store_gb: float, 
     extras = row.get("extras") or {}
     covers = row.get("covers") or []
     storage = 0.0 if "storage" in covers else extras.get("storage_usd_per_gb_month", 0.0) * store_gb * hours / 730.0
-    egress = 0.0 if "egress" in covers else extras.get("egress_usd_per_gb", 0.0) * egress_gb
+    egress = (egress_rate(row)[0] or 0.0) * egress_gb
     d = {"compute_usd": compute, "billing_rounding_usd": rounding, "term_minimum_usd": term,
          "storage_usd": storage, "egress_usd": egress}
-    return {k: round(v, 4) for k, v in d.items()}, notes
+    return d, notes  # unrounded: the JSON keeps cents and below; people read rounded figures
+
+
+def egress_rate(row: dict) -> tuple[float | None, str | None]:
+    """USD per GB out and where it comes from: covered, the offer's extras, the provider's public price, or unknown."""
+    if "egress" in (row.get("covers") or []):
+        return 0.0, "covered by the price"
+    extras = row.get("extras") or {}
+    if "egress_usd_per_gb" in extras:
+        return float(extras["egress_usd_per_gb"]), "the offer"
+    pub = egress_prices().get(row.get("provider") or "")
+    if pub and not str(row.get("source") or "").startswith("quote:"):
+        return float(pub["usd_per_gb"]), pub["source"]
+    return None, None
+
+
+def fmt_hours(h: float) -> str:
+    """Hours as a person reads them: '40 s', '12 min', '1.5 h' (never '0.0 h')."""
+    if h < 1 / 60:
+        return f"{h * 3600:.0f} s"
+    if h < 1:
+        return f"{h * 60:.0f} min"
+    return f"{h:,.1f} h"
 
 
 def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ckpt: float, store_gb: float,
          egress_gb: float, write_gbs: float, restart_h: float, on_front: bool) -> dict:
     ev, est = c.ev, c.ev.est
     breakdown, bill_notes = _breakdown(c, row, c.time_hours, ev.nodes, store_gb, egress_gb)
-    total = round(sum(breakdown.values()), 2)
+    total = sum(breakdown.values())
     spot_extra = ev.hours * c.cpu_factor * (c.spot_factor - 1.0)
     out = {
         "offer_id": row["offer_id"], "provider": row["provider"], "sku": row["sku"], "region": row["region"],
@@ -124,15 +148,18 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
         "fetched_at": row.get("fetched_at"), "freshness": row.get("freshness"), "source": row.get("source"),
     }
     if job.kind == "train":
-        out["usd_per_billion_tokens"] = round(total / (job.tokens / 1e9), 4) if job.tokens else None
+        out["usd_per_billion_tokens"] = total / (job.tokens / 1e9) if job.tokens else None
     elif job.kind == "compute":
-        out["usd_per_exaflop"] = round(total / (job.flops / 1e18), 4) if job.flops else None
+        out["usd_per_exaflop"] = total / (job.flops / 1e18) if job.flops else None
     else:
-        generated = est.tokens_per_s * ev.hours * 3600.0
-        out["usd_per_million_tokens"] = round(total / (generated / 1e6), 4) if generated else None
+        out.update(serving_unit_costs(job, est.tokens_per_s, ev.hours, total))
         if _online(job):
-            out["monthly_cost_usd"] = round(total / ev.hours * 730.0, 2)
+            out["monthly_cost_usd"] = total / ev.hours * 730.0
             out["servers"] = ev.nodes
+    out["checkpoint_write_gbs"] = write_gbs if ckpt else None
+    out["purchase"] = is_purchase(row)
+    if out["purchase"]:
+        out["purchase_basis"] = purchase_basis(row, out)
     if row.get("spot"):
         lam, why = interruption_rate(row["provider"], opts.interruption_rate)
         w = ckpt / ev.nodes / (write_gbs * 1e9) / 3600.0 if ckpt else 0.0
@@ -168,21 +195,26 @@ def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[s
         w.append(f"no BF16 on {g.id}: runs as FP16 with loss scaling")
     if est.bound in ("memory", "network", "io"):
         w.append(f"{est.bound}-bound on this hardware")
-    if c.cpu_factor > 1.0:
+    if c.cpu_factor > 1.01:
         w.append(f"data loading: {row.get('vcpus')} vCPUs for {c.cfg.gpus_per_node} GPUs starves them: "
                  f"x{c.cpu_factor:.2f} time")
     if "spot_interruptions" in out:
         s = out["spot_interruptions"]
         every = s["checkpoint_interval_hours"]
         w.append(f"spot: ~{s['expected_interruptions']:.1f} interruptions expected, "
-                 f"+{(c.spot_factor - 1) * 100:.0f}% time" + (f", checkpoint every {every:.1f} h" if every else ""))
+                 f"+{(c.spot_factor - 1) * 100:.0f}% time"
+                 + (f", checkpoint every {fmt_hours(every)}" if every else ""))
     if row.get("freshness") == "stale":
         w.append(f"price fetched {str(row.get('fetched_at'))[:10]} (stale): refresh before you buy")
     covers, extras = row.get("covers") or [], row.get("extras") or {}
     if store_gb and "storage" not in covers and "storage_usd_per_gb_month" not in extras:
         w.append(f"storage not priced: {store_gb:,.0f} GB kept for the run (ask the vendor)")
-    if egress_gb and "egress" not in covers and "egress_usd_per_gb" not in extras:
+    eg_rate, eg_src = egress_rate(row)
+    if egress_gb and eg_rate is None:
         w.append(f"egress not priced: {egress_gb:,.0f} GB out (hyperscalers charge ~0.05-0.12 USD/GB)")
+    elif egress_gb and eg_src and eg_src.startswith("http"):
+        w.append(f"egress priced at {row['provider']}'s public internet rate: {egress_gb:,.0f} GB x "
+                 f"{eg_rate:g} USD/GB ({eg_src})")
     try:
         from gpuquote.offers.checklist import check_offer
 
@@ -229,3 +261,109 @@ def _stated_assumptions(job: Job, A: dict, opts: PlanOptions, online: bool) -> l
     if job.kind == "train":
         out.append(f"data loading needs >= {A['host']['train_min_cores_per_gpu']} vCPU per GPU")
     return out
+
+
+def serving_unit_costs(job: Job, generated_tokens_per_s: float, hours: float, total: float) -> dict:
+    """Inference cost per unit of work: per million tokens in + out, per million output tokens, per 1k requests.
+
+    Online serving counts the traffic served (requests_per_s over the hours priced), not the capacity; a batch
+    job counts what it generates. A request is one prompt (prompt_tokens in) with samples_per_prompt outputs.
+    """
+    per_request_out = job.output_tokens * job.samples_per_prompt
+    if _online(job):
+        requests = (job.requests_per_s or 0.0) * hours * 3600.0
+    else:
+        requests = generated_tokens_per_s * hours * 3600.0 / per_request_out
+    out_tok = requests * per_request_out
+    all_tok = out_tok + requests * job.prompt_tokens
+    return {"usd_per_million_tokens": total / (all_tok / 1e6) if all_tok else None,
+            "usd_per_million_output_tokens": total / (out_tok / 1e6) if out_tok else None,
+            "usd_per_1k_requests": total / (requests / 1e3) if requests else None,
+            "tokens_counted": "input + output"}
+
+
+def _years(notes: list) -> float | None:
+    for n in notes or []:
+        m = re.search(r"over ([0-9.]+) years", str(n))
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def purchase_basis(row: dict, out: dict) -> dict:
+    """What a purchase row is priced on: its TCO per hour at utilisation 1 over its life; bought for this job
+    alone, the whole TCO (`tco_usd`)."""
+    years = _years(row.get("notes") or [])
+    life_h = years * 8760.0 if years else None
+    return {"utilisation": 1.0, "years": years,
+            "tco_usd": out["usd_per_node_hour"] * life_h * out["nodes"] if life_h else None,
+            "job_share_usd": out["total_cost_usd"],
+            "job_share_of_life": out["time_hours"] / life_h if life_h else None}
+
+
+def annotate_sections(sections: dict[str, list[dict]], table) -> None:
+    """What a buyer must know per section: a spot discount too good to plan on, a long multi-node spot run,
+    and what a purchase is priced on (utilisation 1 over its life; the whole TCO if bought for this job)."""
+    spot_rows = sections.get("spot") or []
+    refs = _on_demand_refs(table, {(r["provider"], _base_sku(r["sku"])) for r in spot_rows}) if spot_rows else {}
+    for r in spot_rows:
+        sku = _base_sku(r["sku"])
+        ref = refs.get((r["provider"], sku, r["region"])) or refs.get((r["provider"], sku))
+        if ref:
+            pct = 100.0 * (1.0 - r["usd_per_gpu_hour"] / ref)
+            r["spot_discount_pct"] = pct
+            r["on_demand_usd_per_gpu_hour"] = ref
+            if pct > 80 and not any(w.startswith("spot discount") for w in r["warnings"]):
+                r["warnings"].insert(0, f"spot discount {pct:.0f}% below the same SKU on demand ({ref:.3g} "
+                                        "USD/GPU-h): rarely available for long, plan on the on-demand price")
+        if r["nodes"] > 1 and r["time_hours"] > 24 and not any(w.startswith("spot multi-node") for w in r["warnings"]):
+            r["warnings"].insert(0, f"spot multi-node: {r['nodes']} spot nodes held together for "
+                                    f"{fmt_hours(r['time_hours'])}: capacity is not guaranteed, each reclaim stops "
+                                    "every node")
+
+
+@lru_cache(maxsize=65536)
+def _base_sku(sku: str | None) -> str | None:
+    """The SKU without a spot marker some catalogs append (primeintellect '..._SPOT')."""
+    return re.sub(r"[_.:-]*spot$", "", sku, flags=re.IGNORECASE) if sku else sku
+
+
+def _on_demand_refs(table, wanted: set[tuple[str, str]]) -> dict[tuple, float]:
+    """Cheapest on-demand USD/GPU-h of the same provider and SKU, per region and over all regions."""
+    c = table.c
+    out: dict[tuple, float] = {}
+    if not wanted or "sku" not in c:
+        return out
+    import numpy as np
+
+    providers = {p for p, _ in wanted}  # one C-speed pass for the providers, then their on-demand rows only
+    mask = np.fromiter(map(providers.__contains__, c["provider"].tolist()), dtype=bool, count=len(c["spot"]))
+    mask &= ~c["spot"] & np.isfinite(c["rate"]) & (c["gpu_count"] > 0)
+    for i in np.nonzero(mask)[0].tolist():
+        p, s = c["provider"][i], _base_sku(c["sku"][i])
+        if (p, s) in wanted:
+            v = float(c["rate"][i] / c["gpu_count"][i])
+            for key in ((p, s, c["region"][i]), (p, s)):
+                if v < out.get(key, float("inf")):
+                    out[key] = v
+    return out
+
+
+def group_excluded(excluded: dict[str, int]) -> list[dict]:
+    """`excluded` grouped by reason: one FP8 (or memory, or precision) sentence with the GPUs it applies to."""
+    ids = set(load_gpus())
+    from gpuquote.hardware import members
+
+    groups: dict[str, dict] = {}
+    for reason, n in excluded.items():
+        gpu = next((t for t in re.findall(r"[a-z0-9][a-z0-9.\-]*[a-z0-9]", reason)
+                    if t in ids or members(t)), None)
+        key = reason
+        if gpu:
+            key = re.sub(rf"(?<![\w.-]){re.escape(gpu)}(?![\w.-])( \((?:[^()]|\([^()]*\))*\))?", "{gpus}",
+                         reason, count=1)
+        g = groups.setdefault(key, {"reason": key, "count": 0, "gpus": []})
+        g["count"] += n
+        if gpu:
+            g["gpus"].append(gpu)
+    return sorted(groups.values(), key=lambda g: -g["count"])
