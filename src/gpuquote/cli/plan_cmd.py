@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         deadline_hours: float = typer.Option(None, "--deadline-hours", help="Finish within this many hours."),
         budget_usd: float = typer.Option(None, "--budget-usd", help="Spend at most this much."),
         objective: str = typer.Option("cost", "--objective", help="cost | time | balanced"),
-        top: int = typer.Option(10, "--top", help="Rows to show."),
+        top: int = typer.Option(10, "--top", help="Rows to show per section (on-demand, spot, purchase)."),
         interruption_rate: float = typer.Option(None, "--interruption-rate",
                                                 help="Spot interruptions per node-hour (default by provider kind)."),
         serving_hours: float = typer.Option(None, "--serving-hours", help="Online serving: hours priced (730)."),

@@ -256,10 +256,19 @@ def _stated_assumptions(job: Job, A: dict, opts: PlanOptions, online: bool) -> l
            f"{s['interruptions_per_node_hour']['marketplace']} (markets)"
            + (f"; overridden: {opts.interruption_rate}" if opts.interruption_rate is not None else "")
            + f"; restart {s['restart_hours']} h; Young/Daly checkpoint interval",
-           f"checkpoint write speed {A['storage']['nvme_write_gbs_default']} GB/s per node when NVMe is not stated",
+           f"checkpoint write speed: the offer's stated NVMe write speed, else {A['storage']['nvme_write_gbs_local']}"
+           f" GB/s per node with local NVMe, {A['storage']['nvme_write_gbs_default']} GB/s when NVMe is not stated",
+           "egress: the offer's price, else the provider's public internet rate (aws, gcp, azure: data/egress.yaml, "
+           "first paid tier, free allowance not deducted)",
+           "sections: on-demand, spot and purchases ranked apart; in `rows` every rental comes before any purchase",
            f"objective: {opts.objective} (balanced = cost x time)"]
     if job.kind == "train":
-        out.append(f"data loading needs >= {A['host']['train_min_cores_per_gpu']} vCPU per GPU")
+        h = A["host"]
+        out.append(f"data loading: time x (1 + ({h['train_min_cores_per_gpu']} / vCPUs per GPU)^"
+                   f"{h['data_loading_overlap_k']})^(1/{h['data_loading_overlap_k']}) (0.5 vCPU/GPU ~x2, 1 ~x1.19, "
+                   "4 ~x1)")
+    if job.kind == "infer":
+        out.append("usd_per_million_tokens counts input + output tokens; usd_per_million_output_tokens output only")
     return out
 
 
@@ -316,7 +325,8 @@ def annotate_sections(sections: dict[str, list[dict]], table) -> None:
             if pct > 80 and not any(w.startswith("spot discount") for w in r["warnings"]):
                 r["warnings"].insert(0, f"spot discount {pct:.0f}% below the same SKU on demand ({ref:.3g} "
                                         "USD/GPU-h): rarely available for long, plan on the on-demand price")
-        if r["nodes"] > 1 and r["time_hours"] > 24 and not any(w.startswith("spot multi-node") for w in r["warnings"]):
+        if r["nodes"] > 1 and r["time_hours"] > 24 and "servers" not in r \
+                and not any(w.startswith("spot multi-node") for w in r["warnings"]):  # (online: independent servers)
             r["warnings"].insert(0, f"spot multi-node: {r['nodes']} spot nodes held together for "
                                     f"{fmt_hours(r['time_hours'])}: capacity is not guaranteed, each reclaim stops "
                                     "every node")
