@@ -87,7 +87,7 @@ def test_purchase_section_prints_its_basis(cli):
 
 def test_table_has_a_region_column_and_cents_below_100_usd(cli, tmp_path):
     jf = tmp_path / "short-job.yaml"
-    jf.write_text(yaml.safe_dump({"kind": "compute", "flops": 1.0e17, "precision": "fp16"}))
+    jf.write_text(yaml.safe_dump({"kind": "compute", "flops": 1.0e16, "precision": "fp16"}))
     args = ["plan", str(jf), "--quotes", str(FIX / "forty-cents.yaml"), "--no-catalog"]
     res = cli(*args, "--json")
     assert res.returncode == 0, res.stderr
@@ -99,6 +99,7 @@ def test_table_has_a_region_column_and_cents_below_100_usd(cli, tmp_path):
     assert "Region" in header
     row = next(x for x in res.stdout.splitlines() if x.startswith("│") and "small-cloud" in x)
     assert "eu-west-9" in row and " 0.40 " in row
+    assert d["rows"][0]["time_hours"] < 0.05 and " 0.0 " not in row  # a short run's hours are not printed as 0.0
 
 
 def test_gpus_option_and_the_jobs_hardware_gpus_are_honoured(cli):

@@ -64,6 +64,13 @@ def fmt_usd(v: float | None) -> str:
     return f"{v:,.2f}" if abs(v) < 100 else f"{v:,.0f}"
 
 
+def fmt_h(v: float | None) -> str:
+    """Hours in the table: one decimal, two significant digits below 0.1 h (never '0.0')."""
+    if v is None:
+        return "?"
+    return f"{v:.2g}" if v < 0.1 else fmt_num(float(v), 1)
+
+
 def fmt_unit(v: float | None) -> str:
     """A unit cost (per token, per request): three decimals below 1 USD, else as money."""
     if v is None:
@@ -103,7 +110,7 @@ def _section_table(c, rows: list[dict], units: list[tuple[str, str]]):
         cells = [str(i), r["gpu_id"], f"{r['gpus']}" + (f"/{r['nodes']}n" if r["nodes"] > 1 else ""),
                  r["provider"], str(r.get("region") or "?")]
         cells += [r["sku"]] if wide else []
-        cells += [fmt_num(r["time_hours"], 1), fmt_usd(r["total_cost_usd"])]
+        cells += [fmt_h(r["time_hours"]), fmt_usd(r["total_cost_usd"])]
         cells += [fmt_unit(r.get(key)) for key, _ in units]
         cells += [fmt_num(r["usd_per_gpu_hour"], 3), "*" if r["pareto"] else ""]
         tbl.add_row(*cells)
@@ -141,7 +148,7 @@ def render(data: dict) -> None:
         if not rows:
             continue
         if name == "spot":
-            head = t("planp.section.spot", gpus=rows[0]["gpus"], hours=fmt_num(rows[0]["time_hours"], 1))
+            head = t("planp.section.spot", gpus=rows[0]["gpus"], hours=fmt_h(rows[0]["time_hours"]))
         else:
             head = t(f"planp.section.{name}")
         c.print(f"[bold]{head}[/]", soft_wrap=True)
