@@ -18,6 +18,15 @@ MULTINODE_JOB = {"kind": "train", "model": "llama-2-70b", "method": "full", "pre
                  "sharding": "zero3", "seq_len": 4096, "global_batch_tokens": 4.0e6, "tokens": 2.0e9}
 
 
+def _job_without_hardware(name: str) -> dict:
+    """An example job with its hardware section dropped (a stated hardware.gpus fixes the GPU count)."""
+    import yaml
+
+    d = yaml.safe_load((JOBS / name).read_text())
+    d.pop("hardware", None)
+    return d
+
+
 def _by_id(rows):
     return {r["offer_id"]: r for r in rows}
 
@@ -37,7 +46,8 @@ def test_nvswitch_infiniband_beats_cheaper_pcie_25gbe_on_a_multinode_job():
 
 
 def test_single_cheap_gpu_beats_an_8_gpu_node_for_7b_qlora():
-    d = plan_job(str(JOBS / "qlora-7b.yaml"), quotes=[str(FIX / "small-vs-node.yaml")], include_catalog=False)
+    d = plan_job(_job_without_hardware("qlora-7b.yaml"), quotes=[str(FIX / "small-vs-node.yaml")],
+                 include_catalog=False)
     assert d["rows"][0]["offer_id"] == "one-4090" and d["rows"][0]["gpus"] == 1
     node = _by_id(d["rows"])["hgx-node"]
     assert node["total_cost_usd"] > d["rows"][0]["total_cost_usd"] and node["time_hours"] < d["rows"][0]["time_hours"]
@@ -90,21 +100,23 @@ def test_spot_rows_pay_for_interruptions():
 
 
 def test_deadline_adds_nodes_and_nothing_fits_is_explained():
-    base = plan_job(str(JOBS / "pretrain-8b-100b-tokens.yaml"), gpu="h100-80gb-sxm5", spot=False, top=3)
+    PRETRAIN = _job_without_hardware("pretrain-8b-100b-tokens.yaml")  # noqa: N806 (its GPU count is searched)
+    base = plan_job(PRETRAIN, gpu="h100-80gb-sxm5", spot=False, top=3)
     fastest_cheap = base["rows"][0]
-    d = plan_job(str(JOBS / "pretrain-8b-100b-tokens.yaml"), gpu="h100-80gb-sxm5", spot=False,
+    d = plan_job(PRETRAIN, gpu="h100-80gb-sxm5", spot=False,
                  deadline_hours=fastest_cheap["time_hours"] / 3, top=3)
     assert d["rows"] and all(r["time_hours"] <= fastest_cheap["time_hours"] / 3 for r in d["rows"])
     assert d["rows"][0]["gpus"] > fastest_cheap["gpus"]
-    none = plan_job(str(JOBS / "pretrain-8b-100b-tokens.yaml"), gpu="h100-80gb-sxm5", deadline_hours=0.5)
+    none = plan_job(PRETRAIN, gpu="h100-80gb-sxm5", deadline_hours=0.5)
     assert none["rows"] == [] and none["nothing_fits"]["constraint"] == "deadline"
     assert none["nothing_fits"]["closest"]["time_hours"] > 0.5
-    poor = plan_job(str(JOBS / "pretrain-8b-100b-tokens.yaml"), gpu="h100-80gb-sxm5", budget_usd=10)
+    poor = plan_job(PRETRAIN, gpu="h100-80gb-sxm5", budget_usd=10)
     assert poor["nothing_fits"]["constraint"] == "budget"
 
 
 def test_upgrade_advice_for_a_compute_bound_a100_job():
-    d = plan_job(str(JOBS / "pretrain-8b-100b-tokens.yaml"), gpu="a100-80gb-sxm4", spot=False, top=3)
+    PRETRAIN = _job_without_hardware("pretrain-8b-100b-tokens.yaml")  # noqa: N806
+    d = plan_job(PRETRAIN, gpu="a100-80gb-sxm4", spot=False, top=3)
     assert d["rows"][0]["bound"] == "compute"
     adv = [a for a in d["upgrade_advice"] if a["trigger"] == "compute"]
     assert adv and adv[0]["gpu"].startswith("h100") and adv[0]["time_hours"] > 0

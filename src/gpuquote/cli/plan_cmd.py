@@ -8,7 +8,8 @@ from gpuquote.cli.common import console, fmt_num, print_csv, print_json
 
 CSV_COLUMNS = ["offer_id", "provider", "sku", "region", "gpu_id", "gpus", "nodes", "spot", "time_hours",
                "total_cost_usd", "usd_per_gpu_hour", "usd_per_billion_tokens", "usd_per_million_tokens", "bound",
-               "pareto", "warnings"]
+               "pareto", "warnings", "section", "usd_per_million_output_tokens", "usd_per_1k_requests"]
+SECTIONS = ("on_demand", "spot", "purchase")
 
 
 def register(app: typer.Typer) -> None:
@@ -27,10 +28,13 @@ def register(app: typer.Typer) -> None:
         deadline_hours: float = typer.Option(None, "--deadline-hours", help="Finish within this many hours."),
         budget_usd: float = typer.Option(None, "--budget-usd", help="Spend at most this much."),
         objective: str = typer.Option("cost", "--objective", help="cost | time | balanced"),
-        top: int = typer.Option(10, "--top", help="Rows to show."),
+        top: int = typer.Option(10, "--top", help="Rows to show per section (on-demand, spot, purchase)."),
         interruption_rate: float = typer.Option(None, "--interruption-rate",
                                                 help="Spot interruptions per node-hour (default by provider kind)."),
         serving_hours: float = typer.Option(None, "--serving-hours", help="Online serving: hours priced (730)."),
+        gpus: int = typer.Option(None, "--gpus", help="Only this many GPUs, in whole nodes of each offer "
+                                                     "(default: the job's hardware.gpus, else searched)."),
+        nodes: int = typer.Option(None, "--nodes", help="Only this many nodes of each offer."),
         rate: list[str] = typer.Option(None, "--rate", help="Currency override for quotes, CUR=USD_PER_UNIT."),
         as_json: bool = typer.Option(False, "--json", help="JSON output (same body as POST /api/plan)."),
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
@@ -41,60 +45,134 @@ def register(app: typer.Typer) -> None:
         data = plan_job(job, quotes=quotes, gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region,
                         spot=spot, provider=provider, max_price_usd=max_price_usd, deadline_hours=deadline_hours,
                         budget_usd=budget_usd, objective=objective, top=top, interruption_rate=interruption_rate,
-                        serving_hours=serving_hours, include_catalog=not no_catalog, rate=rate)
+                        serving_hours=serving_hours, include_catalog=not no_catalog, rate=rate, gpus=gpus,
+                        nodes=nodes)
         if as_json:
             print_json(data)
             return
         if as_csv:
-            print_csv([{**r, "warnings": " | ".join(r["warnings"])} for r in data["rows"]], CSV_COLUMNS)
+            print_csv([{**r, "warnings": " | ".join(r["warnings"]), "section": s} for s in SECTIONS
+                       for r in data["sections"][s]], CSV_COLUMNS)
             return
         render(data)
 
 
-def render(data: dict) -> None:
+def fmt_usd(v: float | None) -> str:
+    """Money a person reads: cents below 100 USD ('0.40'), whole dollars above ('1,168')."""
+    if v is None:
+        return "?"
+    return f"{v:,.2f}" if abs(v) < 100 else f"{v:,.0f}"
+
+
+def fmt_h(v: float | None) -> str:
+    """Hours in the table: one decimal, two significant digits below 0.1 h (never '0.0')."""
+    if v is None:
+        return "?"
+    return f"{v:.2g}" if v < 0.1 else fmt_num(float(v), 1)
+
+
+def fmt_unit(v: float | None) -> str:
+    """A unit cost (per token, per request): three decimals below 1 USD, else as money."""
+    if v is None:
+        return "?"
+    return f"{v:.3f}" if abs(v) < 1 else fmt_usd(v)
+
+
+def _unit_columns(kind: str) -> list[tuple[str, str]]:
+    from gpuquote.i18n import t
+
+    if kind == "train":
+        return [("usd_per_billion_tokens", t("planp.col.per_b_tok"))]
+    if kind == "compute":
+        return [("usd_per_exaflop", t("planp.col.per_eflop"))]
+    return [("usd_per_million_tokens", t("planp.col.per_m_tok")),
+            ("usd_per_million_output_tokens", t("planp.col.per_m_out")),
+            ("usd_per_1k_requests", t("planp.col.per_1k_req"))]
+
+
+def _section_table(c, rows: list[dict], units: list[tuple[str, str]]):
     from rich.table import Table
 
     from gpuquote.i18n import t
 
+    tbl = Table(show_lines=False)
+    wide = c.width >= 150
+    cols = [("#", "right", 2), (t("col.gpu"), "left", 12), (t("col.count"), "right", 4),
+            (t("col.provider"), "left", 8), (t("col.region"), "left", 8)]
+    cols += [(t("col.sku"), "left", 10)] if wide else []
+    cols += [(t("plan.col.time"), "right", 6), (t("plan.col.cost"), "right", 7)]
+    cols += [(label, "right", 7) for _, label in units]
+    cols += [(t("col.usd_per_gpu_hour"), "right", 6), ("P", "left", 1)]
+    for col, just, minw in cols:
+        tbl.add_column(col, justify=just, no_wrap=True, overflow="ellipsis", min_width=minw,
+                       max_width=26 if col == t("col.sku") else 14 if col == t("col.region") else None)
+    for i, r in enumerate(rows, 1):
+        cells = [str(i), r["gpu_id"], f"{r['gpus']}" + (f"/{r['nodes']}n" if r["nodes"] > 1 else ""),
+                 r["provider"], str(r.get("region") or "?")]
+        cells += [r["sku"]] if wide else []
+        cells += [fmt_h(r["time_hours"]), fmt_usd(r["total_cost_usd"])]
+        cells += [fmt_unit(r.get(key)) for key, _ in units]
+        cells += [fmt_num(r["usd_per_gpu_hour"], 3), "*" if r["pareto"] else ""]
+        tbl.add_row(*cells)
+    return tbl
+
+
+def _excluded_line(data: dict) -> str:
+    groups = data.get("excluded_groups")
+    if not groups:
+        return "; ".join(f"{k} ({v})" for k, v in list(data["excluded"].items())[:5])
+    parts = []
+    for g in groups[:6]:
+        names = g["gpus"][:4]
+        more = f" +{len(g['gpus']) - 4}" if len(g["gpus"]) > 4 else ""
+        parts.append(g["reason"].replace("{gpus}", ", ".join(names) + more) + f" ({g['count']})")
+    return "; ".join(parts)
+
+
+def render(data: dict) -> None:
+    from gpuquote.i18n import t
+
     c = console()
     j = data["job"]
-    unit, unit_label = {"train": ("usd_per_billion_tokens", "$/B tok"),
-                        "compute": ("usd_per_exaflop", "$/EFLOP")}.get(j["kind"], ("usd_per_million_tokens", "$/M tok"))
+    units = _unit_columns(j["kind"])
     what = j["model"] or (f"{j['flops']:.3g} FLOP" if j.get("flops") else "")
     c.print(f"[bold]{t('plan.title')}[/]: {j['kind']} {what} {j.get('method') or ''} {j['precision']} — "
             + t("plan.summary", feasible=data["feasible"], candidates=data["candidates"],
                 configurations=data["configurations"], objective=data["objective"]), soft_wrap=True)
     if data["nothing_fits"]:
         c.print(f"[yellow]{t('plan.nothing_fits')}[/]: {data['nothing_fits']['message']}", soft_wrap=True)
+    sections = data.get("sections") or {"on_demand": [r for r in data["rows"] if not r["spot"]],
+                                        "spot": [r for r in data["rows"] if r["spot"]], "purchase": []}
+    for name in SECTIONS:
+        rows = sections.get(name) or []
+        if not rows:
+            continue
+        if name == "spot":
+            head = t("planp.section.spot", gpus=rows[0]["gpus"], hours=fmt_h(rows[0]["time_hours"]))
+        else:
+            head = t(f"planp.section.{name}")
+        c.print(f"[bold]{head}[/]", soft_wrap=True)
+        c.print(_section_table(c, rows, units))
+        if name == "purchase":
+            for r in rows:
+                b = r.get("purchase_basis") or {}
+                c.print("  " + t("planp.purchase_basis", offer=r["offer_id"],
+                                 utilisation=f"{b.get('utilisation', 1):.0%}", years=fmt_num(b.get("years"), 0),
+                                 tco=fmt_usd(b.get("tco_usd")), share=fmt_usd(r["total_cost_usd"])),
+                        soft_wrap=True, markup=False)
     if data["rows"]:
-        tbl = Table(show_lines=False)
-        wide = c.width >= 140
-        cols = [("#", "right", 2), (t("col.gpu"), "left", 14), (t("col.count"), "right", 4),
-                (t("col.provider"), "left", 8)]
-        cols += [(t("col.sku"), "left", 10)] if wide else []
-        cols += [(t("plan.col.time"), "right", 6), (t("plan.col.cost"), "right", 7), (unit_label, "right", 7),
-                 (t("col.usd_per_gpu_hour"), "right", 6), ("P", "left", 1)]
-        for col, just, minw in cols:
-            tbl.add_column(col, justify=just, no_wrap=True, overflow="ellipsis", min_width=minw,
-                           max_width=26 if col == t("col.sku") else None)
-        for i, r in enumerate(data["rows"], 1):
-            cells = [str(i), r["gpu_id"] + (" spot" if r["spot"] else ""),
-                     f"{r['gpus']}" + (f"/{r['nodes']}n" if r["nodes"] > 1 else ""), r["provider"]]
-            cells += [r["sku"]] if wide else []
-            cells += [fmt_num(r["time_hours"], 1), fmt_num(r["total_cost_usd"], 0), fmt_num(r.get(unit), 2),
-                      fmt_num(r["usd_per_gpu_hour"], 3), "*" if r["pareto"] else ""]
-            tbl.add_row(*cells)
-        c.print(tbl)
         c.print(t("plan.pareto_note"))
-        top = data["rows"][0]
-        c.print(f"#1 {top['offer_id']} ({top['sku']}, {top['region']}, {top['bound']}-bound): "
-                + ", ".join(f"{t('plan.cost.' + k)} {v:,.2f}" for k, v in top["breakdown"].items() if v),
+        first = next((s for s in SECTIONS if sections.get(s)), None)
+        top = sections[first][0] if first else data["rows"][0]
+        label = t("planp.label." + first) if first else ""
+        c.print(f"{label} #1 {top['offer_id']} ({top['sku']}, {top['region']}, {top['bound']}-bound): "
+                + ", ".join(f"{t('plan.cost.' + k)} {fmt_usd(v)}" for k, v in top["breakdown"].items() if v),
                 soft_wrap=True, markup=False)
         for w in top["warnings"][:8]:
             c.print(f"  ! {w}", soft_wrap=True, markup=False)
     for a in data["upgrade_advice"]:
         c.print(f"[cyan]{t('plan.upgrade')}[/]: {a['advice']} — {a['gpu']} x{a['gpus']} at {a['provider']}: "
-                f"{a['time_hours']:,.1f} h, {a['total_cost_usd']:,.0f} USD", soft_wrap=True)
+                f"{a['time_hours']:,.1f} h, {fmt_usd(a['total_cost_usd'])} USD", soft_wrap=True)
     hs = data.get("host_sizing")
     if hs:
         c.print(f"{t('plan.host')}: {hs['cpu_cores_per_node']} CPU cores, {hs['ram_gib_per_node']} GiB RAM, "
@@ -102,7 +180,6 @@ def render(data: dict) -> None:
                 + (f" writing >= {hs['nvme_write_gbs_per_node']} GB/s" if hs.get("nvme_write_gbs_per_node") else "")
                 + f" per node ({hs['gpus_per_node']}x {hs['gpu']})", soft_wrap=True)
     if data["excluded"]:
-        c.print(t("plan.excluded") + ": " + "; ".join(f"{k} ({v})" for k, v in list(data["excluded"].items())[:5]),
-                soft_wrap=True, markup=False)
+        c.print(t("plan.excluded") + ": " + _excluded_line(data), soft_wrap=True, markup=False)
     for e in data.get("quote_errors") or []:  # quotes left out: a bad field, or a contradiction of the GPU catalog
         c.print(f"{t('pdata.plan.quote_left_out')}: {e.get('message')}", soft_wrap=True, markup=False)

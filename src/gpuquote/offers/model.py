@@ -62,6 +62,7 @@ class Offer(BaseModel):
     cpu_model: str | None = None
     ram_gib: float | None = None
     nvme_gib: float | None = None
+    nvme_write_gbs: float | None = Field(default=None, gt=0)  # sequential write GB/s per node, when stated
     inter_node: InterNode = InterNode()
     price: Price
     billing_granularity_s: int | None = None

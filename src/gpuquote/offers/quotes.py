@@ -83,6 +83,7 @@ class Quote:
     vcpus: float | None = None
     ram_gib: float | None = None
     nvme_gib: float | None = None
+    nvme_write_gbs: float | None = None
     net_kind: str = "unknown"
     net_gbps: float | None = None
     region: str | None = None
@@ -188,6 +189,7 @@ class Quote:
             provider=_slug(self.vendor) or "quote", region=self.region or "unknown", sku=self.id, gpu_id=self.gpu_id,
             gpu_count=self.gpu_count, gpu_exclusive=self.exclusive, form_factor=form_factor, intra_node=intra,
             vcpus=vcpus, cpu_model=self.cpu_model, ram_gib=self.ram_gib, nvme_gib=self.nvme_gib,
+            nvme_write_gbs=self.nvme_write_gbs,
             inter_node=InterNode(kind=self.net_kind, gbps_per_node=self.net_gbps), price=price,
             billing_granularity_s=1 if self.form == "purchase" else self.billing_granularity_s, spot=self.spot,
             covers=list(self.covers or []), extras=dict(self.extras), available=self.available, source=source,
@@ -508,12 +510,13 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     if ram is None:
         ram = r.num("ram_gib", raw.get("ram_gib"), accepted="GiB >= 0")
 
-    nvme = None
+    nvme = nvme_write = None
     nv = raw.get("nvme")
     if isinstance(nv, dict):
         tb = r.num("nvme.capacity_tb", nv.get("capacity_tb"), accepted="TB >= 0")
         gb = r.num("nvme.capacity_gb", nv.get("capacity_gb"), accepted="GB >= 0")
         nvme = tb * TB_GIB if tb is not None else gb * GB_GIB if gb is not None else None
+        nvme_write = r.num("nvme.write_gbs", nv.get("write_gbs"), gt=True, accepted="GB/s > 0")
     elif not r.blank(nv):
         if isinstance(nv, str) and nv.strip().lower() in ("none", "no"):
             nvme = 0.0
@@ -629,6 +632,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         vendor=r.text("vendor", raw.get("vendor")), form_inferred=form_inferred, exclusive=excl,
         form_factor=form_factor, intra_node=intra, intra_node_from_text=intra_from_text, cpu_model=cpu_model,
         cpu_cores=cores, vcpus=vcpus, ram_gib=ram, nvme_gib=nvme, net_kind=net_kind, net_gbps=net_gbps,
+        nvme_write_gbs=nvme_write,
         region=r.text("region", raw.get("region")), billing_granularity_s=billing, spot=spot, covers=covers,
         extras=extras, tco=tco, gpu_memory_gib=mem, memory_bandwidth_gbs=bw, precisions=precisions, notes=notes,
         production=production, date=_date_text(raw.get("date")), valid_until=_date_text(raw.get("valid_until")),

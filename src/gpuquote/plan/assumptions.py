@@ -22,3 +22,11 @@ def interruption_rate(provider: str, override: float | None = None) -> tuple[flo
     rates = s["interruptions_per_node_hour"]
     kind = "hyperscaler" if provider in s["hyperscalers"] else "marketplace"
     return float(rates[kind]), f"assumed {kind} spot rate"
+
+
+@lru_cache(maxsize=1)
+def egress_prices() -> dict[str, dict]:
+    """Public internet egress per provider (data/egress.yaml): {provider: {usd_per_gb, tier, source}}."""
+    import yaml
+
+    return yaml.safe_load((DATA_DIR / "egress.yaml").read_text(encoding="utf-8"))["providers"]

@@ -10,26 +10,35 @@ configuration; prices are applied to all offers of a configuration at once with 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from gpuquote.errors import BadInput
 from gpuquote.estimate import Hardware, estimate, min_gpus
-from gpuquote.estimate.api import EstimateResult, checkpoint_bytes
+from gpuquote.estimate.api import checkpoint_bytes
 from gpuquote.estimate.job import Job
-from gpuquote.hardware import load_gpus
-from gpuquote.plan.assumptions import interruption_rate, load
+from gpuquote.plan.advice import _advice, _nothing_fits
+from gpuquote.plan.assumptions import egress_prices, interruption_rate, load
 from gpuquote.plan.candidates import Config, config_of, offer_from_row
-from gpuquote.plan.spot import overhead
+from gpuquote.plan.rows import (
+    Choice,
+    NodeEval,
+    _cost_of_run,
+    _front_entry,
+    _host_sizing,
+    _online,
+    _row,
+    _stated_assumptions,
+    annotate_sections,
+    group_excluded,
+)
 from gpuquote.plan.table import OfferTable
 
 OBJECTIVES = ("cost", "time", "balanced")
-SIMPLE_PER = {"second": 1, "minute": 60, "hour": 3600}
+SECTIONS = ("on_demand", "spot", "purchase")
 NO_HOURLY_PRICE = "no hourly price (a one-off price needs a quote with form: purchase and its TCO)"
-GIB = 2**30
 
 
 @dataclass
@@ -40,6 +49,8 @@ class PlanOptions:
     top: int = 10
     interruption_rate: float | None = None
     serving_hours: float | None = None
+    gpus: int | None = None  # --gpus (or the job's hardware.gpus): only this many GPUs, in whole nodes
+    nodes: int | None = None  # --nodes: only this many nodes
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -54,35 +65,29 @@ class PlanOptions:
                            f"{self.interruption_rate}", field="interruption_rate")
         if self.top < 1:
             raise BadInput(f"--top: must be >= 1, got {self.top}", field="top")
+        for name in ("gpus", "nodes"):
+            v = getattr(self, name)
+            if v is not None and (not float(v).is_integer() or not 1 <= v <= 1_000_000):
+                raise BadInput(f"--{name}: a whole number >= 1, got {v}", field=name, accepted=["an integer >= 1"])
 
 
-@dataclass
-class NodeEval:
-    nodes: int
-    gpus: int
-    est: EstimateResult
-    hours: float  # uninterrupted wall time (online serving: the serving period)
-
-
-@dataclass
-class Choice:
-    row: int
-    cfg: Config
-    ev: NodeEval
-    time_hours: float
-    cost_usd: float
-    spot_factor: float
-    cpu_factor: float
-    notes: list[str] = field(default_factory=list)
+def _forced_nodes(cfg: Config, opts: PlanOptions, n_min: int) -> int | str:
+    """The node count --gpus / --nodes ask for on this configuration, or why this offer cannot give it."""
+    gpn = cfg.gpus_per_node
+    n = opts.nodes
+    if opts.gpus:
+        if opts.gpus % gpn or (n is not None and n * gpn != opts.gpus):
+            return f"gpus: {opts.gpus} GPUs asked" + (f" on {n} nodes" if n else "") + " is not a whole number of " \
+                "the offer's nodes"
+        n = opts.gpus // gpn
+    if n < n_min:
+        return f"memory: {n * gpn} x {cfg.gpu} is too few (the job needs {n_min * gpn})"
+    return n
 
 
 def _hardware(cfg: Config, gpus: int) -> Hardware:
     return Hardware(gpu=cfg.gpu, gpus=gpus, gpus_per_node=cfg.gpus_per_node, intra_node=cfg.intra_node,
                     inter_node={"kind": cfg.inter_kind, "gbps_per_node": cfg.inter_gbps})
-
-
-def _online(job: Job) -> bool:
-    return job.kind == "infer" and job.requests_per_s is not None and job.total_requests is None
 
 
 def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: float) -> list[NodeEval] | str:
@@ -98,12 +103,19 @@ def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: flo
     n_min = max(1, -(-mg // cfg.gpus_per_node))
     max_nodes = max(1, a["max_gpus"] // cfg.gpus_per_node)
     counts = [n_min] if _online(job) else sorted({n_min * m for m in a["node_multipliers"] if n_min * m <= max_nodes})
+    forced = opts.gpus or opts.nodes
+    if forced:  # --gpus / --nodes / the job's hardware.gpus: that shape only
+        n_forced = _forced_nodes(cfg, opts, n_min)
+        if isinstance(n_forced, str):
+            return n_forced
+        counts = [n_forced]
     out: list[NodeEval] = []
     for n in counts:
         est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node))
         if est.fits:
             out.append(NodeEval(n, n * cfg.gpus_per_node, est, serving_hours if _online(job) else est.time_hours))
-    if opts.deadline_hours and out and all(e.hours > opts.deadline_hours for e in out) and not _online(job):
+    if opts.deadline_hours and out and all(e.hours > opts.deadline_hours for e in out) and not _online(job) \
+            and not forced:
         n = out[-1].nodes
         while n * 2 <= max_nodes and out[-1].hours > opts.deadline_hours and out[-1].hours < out[0].hours * 1.01 + 1e9:
             n *= 2
@@ -128,9 +140,18 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     """Rank the offers in `rows` (catalog rows or quotes as rows) for `job`; see DESIGN.md section 4."""
     opts = opts or PlanOptions()
     opts.check()
+    from_job = bool(job.hardware and job.hardware.gpus and not (opts.gpus or opts.nodes))
+    assumptions: list[str] = ["each offer is the hardware: the job file's hardware section is not used"
+                              + (" except its gpus" if from_job else "")]
+    if from_job:
+        opts = replace(opts, gpus=job.hardware.gpus)
+        assumptions.append(f"GPU count {job.hardware.gpus} from the job's hardware.gpus, in whole nodes of each "
+                           "offer (--gpus / --nodes override)")
+    elif opts.gpus or opts.nodes:
+        assumptions.append("GPU count fixed: " + ", ".join(f"--{k} {v}" for k, v in
+                                                           (("gpus", opts.gpus), ("nodes", opts.nodes)) if v))
     job = job.model_copy(update={"hardware": None})
     A = load()
-    assumptions: list[str] = ["each offer is the hardware: the job file's hardware section is not used"]
     online = _online(job)
     serving_hours = opts.serving_hours or A["online"]["serving_hours"]
     if online:
@@ -180,6 +201,10 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     deadline_fail: list[tuple[float, float, int]] = []
     budget_fail: list[tuple[float, float, int]] = []
     lam_col = _lambda_column(table, opts)
+    eg_col = _egress_column(table) if egress_gb else table.c["eg"]
+    st_a = A["storage"]
+    wr_col = np.where(np.isfinite(table.c["nvme_wr"]), table.c["nvme_wr"],
+                      np.where(table.c["nvme_gib"] > 0, st_a["nvme_write_gbs_local"], write_gbs))
     parts: list[tuple] = []
     for cfg, idx in groups.items():
         ev = evaluate_config(job, cfg, opts, serving_hours)
@@ -187,14 +212,25 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
             excluded[ev] += len(idx)
             continue
         parts.append((cfg, ev, *_price_group(job, cfg, ev, idx, table, lam_col, opts, write_gbs, restart_h, ckpt,
-                                               store_gb, egress_gb, A, deadline_fail, budget_fail)))
-    chosen = _rank(parts, opts)
-    pareto = _pareto(chosen)
+                                               store_gb, egress_gb, A, deadline_fail, budget_fail,
+                                               eg_col=eg_col, wr_col=wr_col)))
+    kept, section_rows = _rank(parts, opts, table)
+    pareto = _pareto(kept)
     pareto_ids = {c.row for c in pareto}
-    chosen = chosen[: opts.top]
+    by_row = {c.row: c for c in kept}
+    chosen = [by_row[i] for i in section_rows["rows"]]
     n_feasible = sum(len(p[2]) for p in parts)
-    out_rows = [_row(c, table.row(c.row), job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt, store_gb,
-                     egress_gb, write_gbs, restart_h, c.row in pareto_ids) for c in chosen]
+    built: dict[int, dict] = {}
+
+    def row_of(c: Choice) -> dict:
+        if c.row not in built:
+            built[c.row] = _row(c, table.row(c.row), job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt,
+                                store_gb, egress_gb, float(wr_col[c.row]), restart_h, c.row in pareto_ids)
+        return built[c.row]
+
+    out_rows = [row_of(c) for c in chosen]
+    sections = {s: [row_of(by_row[i]) for i in section_rows[s]] for s in SECTIONS}
+    annotate_sections(sections, table)
     result: dict = {
         "job": {"kind": job.kind, "model": job.model or (job.arch.name if job.arch else None), "flops": job.flops,
                 "method": job.method if job.kind == "train" else None, "precision": job.precision,
@@ -202,8 +238,10 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
         "objective": opts.objective, "deadline_hours": opts.deadline_hours, "budget_usd": opts.budget_usd,
         "candidates": len(table), "configurations": len(groups), "feasible": n_feasible,
         "rows": out_rows,
+        "sections": sections,
         "pareto_front": [_front_entry(table.row(c.row), c) for c in pareto[:50]],
         "excluded": dict(excluded.most_common()),
+        "excluded_groups": group_excluded(excluded),
         "host_sizing": _host_sizing(job, chosen[0].cfg, chosen[0].ev, ckpt, A) if chosen else None,
         "upgrade_advice": [],
         "nothing_fits": None,
@@ -235,13 +273,15 @@ def _objective_key(objective: str):
     return lambda c: (c.cost_usd, c.time_hours)
 
 
-def _rank(parts, opts: PlanOptions) -> list[Choice]:
+def _rank(parts, opts: PlanOptions, table: OfferTable) -> tuple[list[Choice], dict[str, list[int]]]:
     """All feasible offers, best first by the objective (NumPy over every offer; Choices for the first rows).
 
-    The returned list holds the top rows plus the Pareto front (flagged by the caller), each as a Choice.
+    Returns the Choices kept (the top rows, each section's top rows and the Pareto front) and, per list
+    (`rows` and each section), the table rows in order. In `rows`, rentals come first: a purchase is never
+    the #1 of a plan that can rent.
     """
     if not parts:
-        return []
+        return [], {k: [] for k in ("rows", *SECTIONS)}
     rows = np.concatenate([p[2] for p in parts])
     T = np.concatenate([p[4] for p in parts])
     C = np.concatenate([p[5] for p in parts])
@@ -258,14 +298,18 @@ def _rank(parts, opts: PlanOptions) -> list[Choice]:
     tc = T[by_cost]
     prev_min = np.concatenate([[np.inf], np.minimum.accumulate(tc)[:-1]])
     front = by_cost[tc < prev_min - 1e-12]
-    keep = list(dict.fromkeys([*order[: opts.top].tolist(), *front[:50].tolist()]))
+    buy, spot = table.c["purchase"][rows[order]], table.c["spot"][rows[order]]
+    lists = {"rows": np.concatenate([order[~buy], order[buy]])[: opts.top],
+             "on_demand": order[~buy & ~spot][: opts.top], "spot": order[~buy & spot][: opts.top],
+             "purchase": order[buy][: opts.top]}
+    keep = list(dict.fromkeys([*np.concatenate(list(lists.values())).tolist(), *front[:50].tolist()]))
     out = []
     for k in keep:
         cfg, evs, _, js, _, _, F, cpuf = parts[part_of[k]]
         m = pos[k]
         out.append(Choice(int(rows[k]), cfg, evs[int(js[m])], float(T[k]), float(C[k]), float(F[m]), float(cpuf[m])))
     out.sort(key=_objective_key(opts.objective))
-    return out
+    return out, {k: [int(rows[i]) for i in v] for k, v in lists.items()}
 
 
 def _pareto(chosen: list[Choice]) -> list[Choice]:
@@ -290,13 +334,26 @@ def _lambda_column(table: OfferTable, opts: PlanOptions) -> np.ndarray:
     return lam
 
 
-def _front_entry(r: dict, c: Choice) -> dict:
-    return {"offer_id": r["offer_id"], "provider": r["provider"], "gpu_id": r["gpu_id"], "gpus": c.ev.gpus,
-            "time_hours": round(c.time_hours, 4), "total_cost_usd": round(c.cost_usd, 2)}
+def _egress_column(table: OfferTable) -> np.ndarray:
+    """USD per GB out for every offer: its own price, else its provider's public internet egress (data/egress.yaml)."""
+    eg = table.c["eg"].copy()
+    fill = (eg == 0) & ~table.c["cov_eg"] & ~table.c["is_quote"]
+    if fill.any():
+        for p, v in egress_prices().items():  # a few providers: one vectorised comparison each
+            eg[fill & (table.c["provider"] == p)] = v["usd_per_gb"]
+    return eg
+
+
+def data_loading_factor(cores_per_gpu: np.ndarray, A: dict) -> np.ndarray:
+    """Training time factor from vCPUs per GPU: smooth, (1 + (c0/c)^k)^(1/k) (data/plan_assumptions.yaml host)."""
+    c0, k = A["host"]["train_min_cores_per_gpu"], A["host"]["data_loading_overlap_k"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = (1.0 + (c0 / cores_per_gpu) ** k) ** (1.0 / k)
+    return np.where(np.isfinite(cores_per_gpu) & (cores_per_gpu > 0), f, 1.0)
 
 
 def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs, restart_h, ckpt, store_gb,
-                 egress_gb, A, deadline_fail, budget_fail) -> tuple[np.ndarray, ...]:
+                 egress_gb, A, deadline_fail, budget_fail, *, eg_col=None, wr_col=None) -> tuple[np.ndarray, ...]:
     """Cost and time of every offer of one configuration at each node count; the best count per offer."""
     ia = np.asarray(idx)
     idx = ia
@@ -304,28 +361,25 @@ def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs
     c = table.c
     rate, gran, simple, lam = c["rate"][ia], c["gran"][ia], c["per_simple"][ia], lam_col[ia]
     cores = c["vcpus"][ia] / cfg.gpus_per_node
-    min_cores = A["host"]["train_min_cores_per_gpu"]
     cpuf = np.ones(n)
     if job.kind == "train":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cpuf = np.where(np.isfinite(cores) & (cores < min_cores), min_cores / cores, 1.0)
+        cpuf = data_loading_factor(cores, A)
     covers_storage = c["cov_st"][ia]
     st_rate = c["st"][ia]
-    egress = np.where(c["cov_eg"][ia], 0.0, c["eg"][ia] * egress_gb)
+    egress = np.where(c["cov_eg"][ia], 0.0, (c["eg"] if eg_col is None else eg_col)[ia] * egress_gb)
+    wr = np.full(n, write_gbs) if wr_col is None else wr_col[ia]
 
     k = len(evs)
     T = np.empty((n, k))
     C = np.empty((n, k))
     F = np.empty((n, k))
     for j, ev in enumerate(evs):
-        w = ckpt / ev.nodes / (write_gbs * 1e9) / 3600.0 if ckpt else 0.0
+        w = ckpt / ev.nodes / (wr * 1e9) / 3600.0 if ckpt else np.zeros(n)
         with np.errstate(divide="ignore", invalid="ignore"):
             mtbi = np.where(lam > 0, 1.0 / (lam * ev.nodes), np.inf)
-            if w > 0:
-                tau = np.sqrt(2.0 * w * mtbi)
-                f = np.where(lam > 0, 1.0 + w / tau + (tau / 2.0 + restart_h) / mtbi, 1.0)
-            else:
-                f = np.where(lam > 0, 1.0 + restart_h / mtbi, 1.0)
+            tau = np.sqrt(2.0 * w * mtbi)
+            f = np.where(lam > 0, np.where(w > 0, 1.0 + w / tau + (tau / 2.0 + restart_h) / mtbi,
+                                           1.0 + restart_h / mtbi), 1.0)
         t = ev.hours * f * cpuf
         billed = np.ceil(t * 3600.0 / gran - 1e-9) * gran / 3600.0
         run = billed * rate * ev.nodes
@@ -356,248 +410,3 @@ def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs
     return idx_a[ok], b, T[ar[ok], b], C[ar[ok], b], F[ar[ok], b], cpuf[ok]
 
 
-def _run_cost(row: dict, hours: float, nodes: int):
-    """offers.billing.cost_of_run on a row (monthly, term and other non-hourly prices)."""
-    from types import SimpleNamespace
-
-    from gpuquote.offers import Price
-    from gpuquote.offers.billing import cost_of_run
-
-    item = SimpleNamespace(price=Price(**row["price"]), gpu_count=row["gpu_count"], form=None,
-                           billing_granularity_s=row.get("billing_granularity_s"))
-    return cost_of_run(item, hours, nodes=nodes)
-
-
-def _cost_of_run(row: dict, hours: float, nodes: int) -> float:
-    try:
-        return _run_cost(row, hours, nodes).cost_usd
-    except BadInput:
-        return math.nan
-
-
-def _breakdown(c: Choice, row: dict, hours: float, nodes: int, store_gb: float, egress_gb: float) -> dict:
-    rate = row["usd_per_node_hour"]
-    compute = hours * rate * nodes
-    p = row["price"]
-    rounding = term = 0.0
-    notes: list[str] = []
-    if p["per"] in SIMPLE_PER and not p.get("term_months"):
-        gran = float(row.get("billing_granularity_s") or SIMPLE_PER[p["per"]])
-        billed = math.ceil(hours * 3600.0 / gran - 1e-9) * gran / 3600.0
-        rounding = (billed - hours) * rate * nodes
-    else:
-        rc = _run_cost(row, hours, nodes)
-        rounding = (rc.run_usd - hours * rc.usd_per_node_hour) * nodes
-        term = max(0.0, rc.minimum_usd - rc.run_usd) * nodes
-        compute = hours * rc.usd_per_node_hour * nodes
-        notes += rc.notes
-    extras = row.get("extras") or {}
-    covers = row.get("covers") or []
-    storage = 0.0 if "storage" in covers else extras.get("storage_usd_per_gb_month", 0.0) * store_gb * hours / 730.0
-    egress = 0.0 if "egress" in covers else extras.get("egress_usd_per_gb", 0.0) * egress_gb
-    d = {"compute_usd": compute, "billing_rounding_usd": rounding, "term_minimum_usd": term,
-         "storage_usd": storage, "egress_usd": egress}
-    return {k: round(v, 4) for k, v in d.items()}, notes
-
-
-def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ckpt: float, store_gb: float,
-         egress_gb: float, write_gbs: float, restart_h: float, on_front: bool) -> dict:
-    ev, est = c.ev, c.ev.est
-    breakdown, bill_notes = _breakdown(c, row, c.time_hours, ev.nodes, store_gb, egress_gb)
-    total = round(sum(breakdown.values()), 2)
-    spot_extra = ev.hours * c.cpu_factor * (c.spot_factor - 1.0)
-    out = {
-        "offer_id": row["offer_id"], "provider": row["provider"], "sku": row["sku"], "region": row["region"],
-        "gpu_id": row["gpu_id"], "estimated_as": c.cfg.gpu, "gpus_per_node": c.cfg.gpus_per_node,
-        "gpus": ev.gpus, "nodes": ev.nodes, "spot": bool(row.get("spot")),
-        "intra_node": row.get("intra_node"), "inter_node": row.get("inter_node"),
-        "usd_per_gpu_hour": round(row["usd_per_node_hour"] / c.cfg.gpus_per_node, 6),
-        "usd_per_node_hour": round(row["usd_per_node_hour"], 6),
-        "price": row["price"],
-        "time_hours": round(c.time_hours, 6),
-        "time_breakdown": {"estimate_hours": round(ev.hours, 6),
-                           "data_loading_hours": round(ev.hours * (c.cpu_factor - 1.0), 6),
-                           "spot_overhead_hours": round(spot_extra, 6)},
-        "total_cost_usd": total,
-        "breakdown": breakdown,
-        "bound": est.bound, "mfu": round(est.mfu, 4), "layout": est.layout,
-        "memory_per_gpu_gib": round(est.memory.total / GIB, 2),
-        "pareto": on_front,
-        "fetched_at": row.get("fetched_at"), "freshness": row.get("freshness"), "source": row.get("source"),
-    }
-    if job.kind == "train":
-        out["usd_per_billion_tokens"] = round(total / (job.tokens / 1e9), 4) if job.tokens else None
-    elif job.kind == "compute":
-        out["usd_per_exaflop"] = round(total / (job.flops / 1e18), 4) if job.flops else None
-    else:
-        generated = est.tokens_per_s * ev.hours * 3600.0
-        out["usd_per_million_tokens"] = round(total / (generated / 1e6), 4) if generated else None
-        if _online(job):
-            out["monthly_cost_usd"] = round(total / ev.hours * 730.0, 2)
-            out["servers"] = ev.nodes
-    if row.get("spot"):
-        lam, why = interruption_rate(row["provider"], opts.interruption_rate)
-        w = ckpt / ev.nodes / (write_gbs * 1e9) / 3600.0 if ckpt else 0.0
-        sp = overhead(ev.hours * c.cpu_factor, ev.nodes, lam, w, restart_h)
-        out["spot_interruptions"] = {**sp.to_dict(), "rate_per_node_hour": lam, "rate_source": why}
-    out["warnings"] = _warnings(c, row, est, job, notes + bill_notes, store_gb, egress_gb, out)
-    return out
-
-
-def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[str], store_gb: float,
-              egress_gb: float, out: dict) -> list[str]:
-    w = list(notes)
-    if any(str(n).startswith("purchase") for n in row.get("notes") or []):
-        w.append("purchase: priced at its TCO per hour with the server busy all its life; bought for this job "
-                 "alone it costs the whole TCO (see `gpuquote tco`)")
-    net = row.get("inter_node") or {}
-    kind, gbps = net.get("kind") or "unknown", net.get("gbps_per_node")
-    if c.ev.nodes > 1:
-        if kind in ("unknown", "none") or gbps is None:
-            w.append(f"inter-node network not stated: {c.ev.nodes} nodes assumed on 10 GbE (ask for IB/RoCE)")
-        elif kind in ("ethernet", "none") or gbps <= 100:
-            w.append(f"network-bound across nodes: {gbps:g} Gb/s {kind} per node")
-    m = re.search(r"TP(\d+)", est.layout or "")
-    intra = row.get("intra_node")
-    if m and int(m.group(1)) > 1 and intra == "pcie":
-        w.append(f"PCIe-only: tensor parallel (TP{m.group(1)}) over PCIe")
-    if c.cfg.gpus_per_node > 1 and intra == "pcie" and job.kind == "train":
-        w.append("PCIe-only: gradient all-reduce over PCIe, no NVLink/NVSwitch")
-    if c.cfg.gpus_per_node > 1 and intra in (None, "unknown"):
-        w.append("intra-node link not stated (NVSwitch, NVLink or PCIe?): ask the vendor")
-    g = load_gpus()[c.cfg.gpu]
-    if job.precision == "bf16" and g.bf16_tflops is None:
-        w.append(f"no BF16 on {g.id}: runs as FP16 with loss scaling")
-    if est.bound in ("memory", "network", "io"):
-        w.append(f"{est.bound}-bound on this hardware")
-    if c.cpu_factor > 1.0:
-        w.append(f"data loading: {row.get('vcpus')} vCPUs for {c.cfg.gpus_per_node} GPUs starves them: "
-                 f"x{c.cpu_factor:.2f} time")
-    if "spot_interruptions" in out:
-        s = out["spot_interruptions"]
-        every = s["checkpoint_interval_hours"]
-        w.append(f"spot: ~{s['expected_interruptions']:.1f} interruptions expected, "
-                 f"+{(c.spot_factor - 1) * 100:.0f}% time" + (f", checkpoint every {every:.1f} h" if every else ""))
-    if row.get("freshness") == "stale":
-        w.append(f"price fetched {str(row.get('fetched_at'))[:10]} (stale): refresh before you buy")
-    covers, extras = row.get("covers") or [], row.get("extras") or {}
-    if store_gb and "storage" not in covers and "storage_usd_per_gb_month" not in extras:
-        w.append(f"storage not priced: {store_gb:,.0f} GB kept for the run (ask the vendor)")
-    if egress_gb and "egress" not in covers and "egress_usd_per_gb" not in extras:
-        w.append(f"egress not priced: {egress_gb:,.0f} GB out (hyperscalers charge ~0.05-0.12 USD/GB)")
-    try:
-        from gpuquote.offers.checklist import check_offer
-
-        for item in check_offer(offer_from_row(row)):
-            if item.status != "ok":
-                w.append(f"checklist {item.item} {item.name} {item.status}: {item.message}")
-    except Exception as e:  # a malformed catalog row must not break a plan
-        w.append(f"checklist not run: {e}")
-    return w
-
-
-def _host_sizing(job: Job, cfg: Config, ev: NodeEval, ckpt: float, A: dict) -> dict:
-    """What to ask the vendor for per node: CPU cores, RAM, NVMe capacity and write speed."""
-    h = A["host"]
-    g = load_gpus()[cfg.gpu]
-    gpn = cfg.gpus_per_node
-    cores = (h["train_cores_per_gpu"] if job.kind == "train" else h["infer_cores_per_gpu"]) * gpn
-    ckpt_node_gb = ckpt / ev.nodes / 1e9
-    ram = max(h["ram_floor_gib"], h["ram_per_gpu_memory"] * g.memory_gib * gpn, 2 * ckpt_node_gb * 1e9 / GIB)
-    d = job.data
-    nvme_gb = ((d.dataset_gb or 0.0) if d else 0.0) + ((d.checkpoints_kept or 1) if d else 1) * ckpt_node_gb
-    if job.kind == "infer" and job.arch is not None:
-        nvme_gb += job.arch.total_params * 2 / 1e9  # the weights, cached locally
-    return {
-        "gpu": cfg.gpu, "gpus_per_node": gpn, "nodes": ev.nodes,
-        "cpu_cores_per_node": cores, "ram_gib_per_node": round(ram),
-        "nvme_gb_per_node": round(nvme_gb * 1.2, 1),
-        "nvme_write_gbs_per_node": round(ckpt_node_gb / h["checkpoint_write_seconds"], 2) if ckpt else None,
-        "checkpoint_gb": round(ckpt / 1e9, 1) if ckpt else None,
-        "why": f"{cores // gpn} cores per GPU for data loading; RAM >= GPU memory of the node; NVMe for the dataset"
-               f" cache, the checkpoints kept (+20%), a checkpoint written in {h['checkpoint_write_seconds']} s",
-    }
-
-
-def _stated_assumptions(job: Job, A: dict, opts: PlanOptions, online: bool) -> list[str]:
-    s = A["spot"]
-    out = ["billing: catalog offers at their stated granularity, else per second/minute/hour as priced",
-           f"spot interruptions per node-hour: {s['interruptions_per_node_hour']['hyperscaler']} (hyperscalers), "
-           f"{s['interruptions_per_node_hour']['marketplace']} (markets)"
-           + (f"; overridden: {opts.interruption_rate}" if opts.interruption_rate is not None else "")
-           + f"; restart {s['restart_hours']} h; Young/Daly checkpoint interval",
-           f"checkpoint write speed {A['storage']['nvme_write_gbs_default']} GB/s per node when NVMe is not stated",
-           f"objective: {opts.objective} (balanced = cost x time)"]
-    if job.kind == "train":
-        out.append(f"data loading needs >= {A['host']['train_min_cores_per_gpu']} vCPU per GPU")
-    return out
-
-
-def _nothing_fits(table, excluded, deadline_fail, budget_fail, opts) -> dict:
-    def closest(items, by):
-        t, c, i = min(items, key=by)
-        r = table.row(i)
-        return {"offer_id": r["offer_id"], "provider": r["provider"], "gpu_id": r["gpu_id"],
-                "time_hours": round(t, 3), "total_cost_usd": round(c, 2)}
-
-    if deadline_fail and opts.deadline_hours:
-        c = closest(deadline_fail, lambda x: x[0])
-        return {"constraint": "deadline", "closest": c,
-                "message": f"no offer finishes within {opts.deadline_hours:g} h; the fastest takes "
-                           f"{c['time_hours']:g} h ({c['offer_id']})"}
-    if budget_fail and opts.budget_usd:
-        c = closest(budget_fail, lambda x: x[1])
-        return {"constraint": "budget", "closest": c,
-                "message": f"no offer finishes within {opts.budget_usd:,.0f} USD; the cheapest costs "
-                           f"{c['total_cost_usd']:,.0f} USD ({c['offer_id']})"}
-    reasons = list(excluded)
-    kind = "memory" if any(r.startswith("memory") for r in reasons) else ("offers" if not len(table) else "constraints")
-    return {"constraint": kind, "closest": None,
-            "message": "no offer can run the job: " + ("; ".join(reasons[:3]) if reasons else "no candidate offer")}
-
-
-UPGRADES = (
-    ("compute", "a100", ("h100",), "compute-bound on A100: the same job on H100 (about 3x the BF16 peak)"),
-    ("memory", "a100", ("h200",), "memory-bound or out of memory at 80 GB: H200 has 141 GB at 4.8 TB/s"),
-    ("memory", "h100", ("h200",), "memory-bound or out of memory at 80 GB: H200 has 141 GB at 4.8 TB/s"),
-    ("fp8", None, ("h100", "h200"), "FP8 needs Hopper or newer: the same job on H100/H200"),
-)
-
-
-def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], opts: PlanOptions) -> list[dict]:
-    """When it applies: move up to H100 for compute, to H200 for memory, to Hopper for FP8."""
-    gpus = load_gpus()
-    best = result["rows"][0] if result["rows"] else None
-    fam = gpus[best["estimated_as"]].family if best else None
-    oom_80 = any(r.startswith("memory") for r in excluded)
-    fp8 = any("Hopper" in r or "FP8" in r for r in excluded)
-    out = []
-    for trigger, from_fam, to_fams, why in UPGRADES:
-        if trigger == "compute" and not (best and fam == from_fam and best["bound"] == "compute"):
-            continue
-        if trigger == "memory" and not ((best and fam == from_fam and best["bound"] == "memory")
-                                        or (oom_80 and (fam == from_fam or best is None))):
-            continue
-        if trigger == "fp8" and not (fp8 and (best is None or not gpus[best["estimated_as"]].has_fp8)):
-            continue
-        cand = [r for r in advice_rows if gpus.get(_sku(r["gpu_id"]), None) is not None
-                and gpus[_sku(r["gpu_id"])].family in to_fams]
-        sub = plan(job, cand, PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
-                                          serving_hours=opts.serving_hours))
-        if not sub["rows"]:
-            continue
-        b = sub["rows"][0]
-        entry = {"trigger": trigger, "advice": why, "gpu": b["estimated_as"], "offer_id": b["offer_id"],
-                 "provider": b["provider"], "gpus": b["gpus"], "time_hours": b["time_hours"],
-                 "total_cost_usd": b["total_cost_usd"]}
-        if best:
-            entry["vs_best"] = {"offer_id": best["offer_id"], "time_hours": best["time_hours"],
-                                "total_cost_usd": best["total_cost_usd"]}
-        out.append(entry)
-    return out
-
-
-def _sku(gpu_id: str) -> str:
-    from gpuquote.plan.candidates import conservative_sku
-
-    return conservative_sku(gpu_id) or gpu_id

@@ -14,9 +14,15 @@ import numpy as np
 SIMPLE_PER = {"second": 1, "minute": 60, "hour": 3600}
 
 
+def is_purchase(row: dict) -> bool:
+    """A bought server (its hourly price is a TCO), not a rental: the `form`, or the note a quote import leaves."""
+    return row.get("form") == "purchase" or any(str(n).startswith("purchase") for n in row.get("notes") or [])
+
+
 class OfferTable:
     """Columns: gpu_id, gpu_count, exclusive, intra, net_kind, net_gbps (config); rate, per_simple, gran, spot,
-    provider, vcpus, st, eg, cov_st, cov_eg, is_quote (pricing). `row(i)` gives offer i as a full dict."""
+    provider, vcpus, st, eg, cov_st, cov_eg, is_quote (pricing); sku, region, purchase, nvme_gib, nvme_wr (sections,
+    spot discounts, checkpoint speed). `row(i)` gives offer i as a full dict."""
 
     def __init__(self, columns: dict[str, np.ndarray], row: Callable[[int], dict]):
         self.c = columns
@@ -32,6 +38,8 @@ class OfferTable:
         gpu, excl, intra, kind, prov = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
         cnt, gbps, rate, gran, vcpus, st, eg = (np.full(n, np.nan) for _ in range(7))
         simple, spot, cov_st, cov_eg, quote = (np.zeros(n, dtype=bool) for _ in range(5))
+        sku, reg, buy, nvme, nvme_wr = [None] * n, [None] * n, np.zeros(n, dtype=bool), np.full(n, np.nan), np.full(
+            n, np.nan)
         for i, r in enumerate(rows):
             gpu[i] = r["gpu_id"]
             cnt[i] = r["gpu_count"]
@@ -63,11 +71,18 @@ class OfferTable:
                 cov_st[i] = "storage" in cov
                 cov_eg[i] = "egress" in cov
             quote[i] = str(r.get("source") or "").startswith("quote:")
+            sku[i], reg[i] = r.get("sku"), r.get("region")
+            buy[i] = is_purchase(r)
+            if r.get("nvme_gib") is not None:
+                nvme[i] = r["nvme_gib"]
+            if r.get("nvme_write_gbs"):
+                nvme_wr[i] = r["nvme_write_gbs"]
         obj = lambda xs: np.array(xs, dtype=object)  # noqa: E731
         cols = {"gpu_id": obj(gpu), "gpu_count": cnt, "exclusive": obj(excl), "intra": obj(intra),
                 "net_kind": obj(kind), "net_gbps": gbps, "rate": rate, "per_simple": simple, "gran": gran,
                 "spot": spot, "provider": obj(prov), "vcpus": vcpus, "st": st, "eg": eg, "cov_st": cov_st,
-                "cov_eg": cov_eg, "is_quote": quote}
+                "cov_eg": cov_eg, "is_quote": quote, "sku": obj(sku), "region": obj(reg), "purchase": buy,
+                "nvme_gib": nvme, "nvme_wr": nvme_wr}
         return cls(cols, rows.__getitem__)
 
     @classmethod
@@ -102,7 +117,11 @@ class OfferTable:
                 "rate": f(raw["usd_per_node_hour"]), "per_simple": simple, "gran": gran,
                 "spot": np.array([bool(x) for x in raw["spot"]], dtype=bool), "provider": obj(raw["provider"]),
                 "vcpus": f([v or None for v in raw["vcpus"]]), "st": st, "eg": eg, "cov_st": cov_st, "cov_eg": cov_eg,
-                "is_quote": np.array([str(s or "").startswith("quote:") for s in raw["source"]], dtype=bool)}
+                "is_quote": np.array([str(s or "").startswith("quote:") for s in raw["source"]], dtype=bool),
+                "sku": obj(raw.get("sku") or [None] * n), "region": obj(raw.get("region") or [None] * n),
+                "purchase": np.array([x == "purchase" for x in raw.get("form") or [None] * n], dtype=bool),
+                "nvme_gib": f(raw.get("nvme_gib") or [None] * n),
+                "nvme_wr": f(raw.get("nvme_write_gbs") or [None] * n)}
         return cls(cols, row)
 
     @classmethod

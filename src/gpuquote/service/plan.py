@@ -11,7 +11,7 @@ from gpuquote.plan.table import OfferTable
 from gpuquote.service.offers import INTERCONNECTS, gpu_filter_ids
 from gpuquote.store import OfferFilter, fetch_offer, open_reader, query_offer_columns, query_offers
 
-UPGRADE_GPUS = ("h100", "h200")
+UPGRADE_GPUS = ("h100", "h200", "b200")
 ADVICE_ROWS_PER_GPU = 300
 
 
@@ -49,13 +49,14 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
              spot: bool | None = None, provider: list[str] | str | None = None, max_price_usd: float | None = None,
              deadline_hours: float | None = None, budget_usd: float | None = None, objective: str = "cost",
              top: int = 10, interruption_rate: float | None = None, serving_hours: float | None = None,
-             include_catalog: bool = True, rate: list[str] | None = None) -> dict:
+             include_catalog: bool = True, rate: list[str] | None = None, gpus: int | None = None,
+             nodes: int | None = None) -> dict:
     """Plan a job over the current catalog (filtered like `offers`) plus any quote files."""
     from gpuquote.offers.currency import parse_overrides
 
     j = _load_job(job)
     opts = PlanOptions(objective=objective, deadline_hours=deadline_hours, budget_usd=budget_usd, top=top,
-                       interruption_rate=interruption_rate, serving_hours=serving_hours)
+                       interruption_rate=interruption_rate, serving_hours=serving_hours, gpus=gpus, nodes=nodes)
     opts.check()
     if interconnect is not None and interconnect not in INTERCONNECTS:
         raise BadInput(f"--interconnect: '{interconnect}' is not one of {', '.join(INTERCONNECTS)}",
@@ -93,7 +94,7 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
     result["store"] = reader.where if reader is not None else None
     result["filters"] = {"gpu": gpu, "min_gpus": min_gpus, "interconnect": interconnect, "region": region,
                          "spot": spot, "provider": providers, "max_price_usd": max_price_usd,
-                         "quotes": list(quotes or [])}
+                         "quotes": list(quotes or []), "gpus": gpus, "nodes": nodes}
     result["quote_errors"] = quote_errors
     n_bad = sum(1 for e in quote_errors if e.get("contradicts"))
     if n_bad:

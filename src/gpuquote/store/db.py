@@ -103,14 +103,16 @@ def read_engine() -> tuple[Engine, str]:
         if path is None:
             # A server database that was never written answers from the embedded snapshot.
             try:
-                check_schema(eng, where)
+                version = check_schema(eng, where)
             except StoreError:
                 with eng.connect() as c:
                     if not eng.dialect.has_table(c, "meta"):
                         return _embedded(), "embedded snapshot"
                 raise
         else:
-            check_schema(eng, where)
+            version = check_schema(eng, where)
+        if version < schema.SCHEMA_VERSION:
+            migrate(eng)  # written by an older gpuquote: migrate once, then read
         return eng, where
     return _embedded(), "embedded snapshot"
 

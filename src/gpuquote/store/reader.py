@@ -13,6 +13,7 @@ from typing import Any
 
 from gpuquote.config import EMBEDDED_SNAPSHOT, db_url
 from gpuquote.errors import StoreError
+from gpuquote.store.version import SCHEMA_VERSION
 
 
 class Reader:
@@ -48,6 +49,7 @@ class Reader:
         if not rows:
             raise StoreError(f"store: {self.where} has no schema version; not a gpuquote database",
                              field="GPUQUOTE_DB")
+        self.schema_version = int(rows[0]["value"])
 
     def close(self) -> None:
         if self._con is not None:
@@ -62,7 +64,14 @@ def open_reader() -> Reader:
         if path.is_dir():
             raise StoreError(f"store: database path {path} is a directory", field="GPUQUOTE_DB")
         if path.exists() and path.stat().st_size > 0:
-            return Reader(str(path), sqlite_path=path)
+            reader = Reader(str(path), sqlite_path=path)
+            if reader.schema_version < SCHEMA_VERSION:  # written by an older gpuquote: migrate once, then read
+                reader.close()
+                from gpuquote.store.db import _engine, migrate
+
+                migrate(_engine(url))
+                reader = Reader(str(path), sqlite_path=path)
+            return reader
         return embedded_reader()
     from gpuquote.store.db import read_engine
 

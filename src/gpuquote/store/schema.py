@@ -20,7 +20,7 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_VERSION = 2
+from gpuquote.store.version import SCHEMA_VERSION  # noqa: E402,F401  (re-exported)
 
 metadata = MetaData()
 

@@ -195,6 +195,8 @@ class PlanRequest(JobInput):
     serving_hours: float | None = Field(None, gt=0, allow_inf_nan=False, description="Online serving: hours priced")
     include_catalog: bool = Field(True, description="false: rank only the quotes (CLI --no-catalog)")
     rates: Rates | None = Field(None, description='Currency overrides for quotes, USD per unit: {"CNY": 0.14}')
+    gpus: int | None = Field(None, ge=1, le=1_000_000, description="Only this many GPUs (CLI --gpus)")
+    nodes: int | None = Field(None, ge=1, le=1_000_000, description="Only this many nodes (CLI --nodes)")
 
 
 def run_plan(req: PlanRequest) -> dict:
@@ -204,7 +206,7 @@ def run_plan(req: PlanRequest) -> dict:
           "spot": req.spot, "provider": req.provider, "max_price_usd": req.max_price_usd,
           "deadline_hours": req.deadline_hours, "budget_usd": req.budget_usd, "objective": req.objective,
           "top": req.top, "interruption_rate": req.interruption_rate, "serving_hours": req.serving_hours,
-          "include_catalog": req.include_catalog,
+          "include_catalog": req.include_catalog, "gpus": req.gpus, "nodes": req.nodes,
           "rate": [f"{k}={v!r}" for k, v in common.rate_overrides(req.rates).items()] or None}
     if req.quotes_yaml and req.quotes_yaml.strip():
         fmt = common.quote_format(req.quotes_yaml, req.quotes_format, None)
