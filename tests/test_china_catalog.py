@@ -7,11 +7,11 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from tests.conftest import run_cli
 
 from gpuquote.sources.china_catalog import CATALOG_CNY_USD, split_slice
 from gpuquote.sources.skypilot import parse_path
 from gpuquote.store.integrity import check
-from tests.conftest import run_cli
 
 NOW = datetime(2026, 5, 7, tzinfo=UTC)
 

@@ -287,8 +287,8 @@ def parse_path(path: Path, *, fetched_at: datetime | None = None, label: str | N
         ts = fetched_at or datetime.fromtimestamp(f.stat().st_mtime, UTC)
         src = f"skypilot:{label or f.parent.parent.name}/{cloud}/{f.name}"
         res = parse_vms_csv(text, cloud, fetched_at=ts, source=src)
-        res.provenance = {**res.provenance, "file": str(f.name), "cloud": cloud, "sha256": hashlib.sha256(raw).hexdigest(),
-                          "bytes": len(raw), **(provenance or {})}
+        res.provenance = {**res.provenance, "file": str(f.name), "cloud": cloud,
+                          "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw), **(provenance or {})}
         res.raw = [(f"{cloud}/{f.name}", "text/csv", raw)]
         results.append(res)
     return results
