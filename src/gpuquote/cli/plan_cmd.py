@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gpuquote.cli.common import console, fmt_num, print_csv, print_json
+from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json
 
 CSV_COLUMNS = ["offer_id", "provider", "sku", "region", "gpu_id", "gpus", "nodes", "spot", "time_hours",
                "total_cost_usd", "usd_per_gpu_hour", "usd_per_billion_tokens", "usd_per_million_tokens", "bound",
@@ -34,14 +34,20 @@ def register(app: typer.Typer) -> None:
         rate: list[str] = typer.Option(None, "--rate", help="Currency override for quotes, CUR=USD_PER_UNIT."),
         as_json: bool = typer.Option(False, "--json", help="JSON output (same body as POST /api/plan)."),
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
+        currency: str = typer.Option(None, "--currency", help="Show totals and breakdowns in this currency (USD, "
+                                     "CNY, EUR...) at the dated rates; default $GPUQUOTE_CURRENCY or USD."),
     ) -> None:
         """Rank offers by the total cost and time to finish JOB (lowest hourly price is not the cheapest)."""
+        from gpuquote.offers.currency import parse_overrides
+        from gpuquote.service.money import chosen, in_currency
         from gpuquote.service.plan import plan_job
 
+        chosen(currency)
         data = plan_job(job, quotes=quotes, gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region,
                         spot=spot, provider=provider, max_price_usd=max_price_usd, deadline_hours=deadline_hours,
                         budget_usd=budget_usd, objective=objective, top=top, interruption_rate=interruption_rate,
                         serving_hours=serving_hours, include_catalog=not no_catalog, rate=rate)
+        data = in_currency(data, currency, parse_overrides(rate))
         if as_json:
             print_json(data)
             return
@@ -55,11 +61,15 @@ def render(data: dict) -> None:
     from rich.table import Table
 
     from gpuquote.i18n import t
+    from gpuquote.service.money import Display
 
     c = console()
+    m = Display(data)
     j = data["job"]
     unit, unit_label = {"train": ("usd_per_billion_tokens", "$/B tok"),
                         "compute": ("usd_per_exaflop", "$/EFLOP")}.get(j["kind"], ("usd_per_million_tokens", "$/M tok"))
+    if m.code != "USD":
+        unit_label = unit_label.replace("$", m.symbol.strip())
     what = j["model"] or (f"{j['flops']:.3g} FLOP" if j.get("flops") else "")
     c.print(f"[bold]{t('plan.title')}[/]: {j['kind']} {what} {j.get('method') or ''} {j['precision']} — "
             + t("plan.summary", feasible=data["feasible"], candidates=data["candidates"],
@@ -72,8 +82,10 @@ def render(data: dict) -> None:
         cols = [("#", "right", 2), (t("col.gpu"), "left", 14), (t("col.count"), "right", 4),
                 (t("col.provider"), "left", 8)]
         cols += [(t("col.sku"), "left", 10)] if wide else []
-        cols += [(t("plan.col.time"), "right", 6), (t("plan.col.cost"), "right", 7), (unit_label, "right", 7),
-                 (t("col.usd_per_gpu_hour"), "right", 6), ("P", "left", 1)]
+        cost_h = t("money.col.total", code=m.code) if m.code != "USD" else t("plan.col.cost")
+        gpu_h = t("money.col.per_gpu_hour", code=m.code) if m.code != "USD" else t("col.usd_per_gpu_hour")
+        cols += [(t("plan.col.time"), "right", 6), (cost_h, "right", 7), (unit_label, "right", 7),
+                 (gpu_h, "right", 6), ("P", "left", 1)]
         for col, just, minw in cols:
             tbl.add_column(col, justify=just, no_wrap=True, overflow="ellipsis", min_width=minw,
                            max_width=26 if col == t("col.sku") else None)
@@ -81,20 +93,25 @@ def render(data: dict) -> None:
             cells = [str(i), r["gpu_id"] + (" spot" if r["spot"] else ""),
                      f"{r['gpus']}" + (f"/{r['nodes']}n" if r["nodes"] > 1 else ""), r["provider"]]
             cells += [r["sku"]] if wide else []
-            cells += [fmt_num(r["time_hours"], 1), fmt_num(r["total_cost_usd"], 0), fmt_num(r.get(unit), 2),
-                      fmt_num(r["usd_per_gpu_hour"], 3), "*" if r["pareto"] else ""]
+            cells += [fmt_num(r["time_hours"], 1), fmt_num(m.amount(r["total_cost_usd"]), 0),
+                      fmt_num(m.amount(r.get(unit)), 2), fmt_num(m.amount(r["usd_per_gpu_hour"]), 3),
+                      "*" if r["pareto"] else ""]
             tbl.add_row(*cells)
         c.print(tbl)
+        if currency_note(data):
+            c.print(currency_note(data), markup=False, soft_wrap=True)
         c.print(t("plan.pareto_note"))
         top = data["rows"][0]
         c.print(f"#1 {top['offer_id']} ({top['sku']}, {top['region']}, {top['bound']}-bound): "
-                + ", ".join(f"{t('plan.cost.' + k)} {v:,.2f}" for k, v in top["breakdown"].items() if v),
+                + ", ".join(f"{t('plan.cost.' + k).replace('$', m.symbol.strip())} {m.amount(v):,.2f}"
+                            for k, v in top["breakdown"].items()
+                            if v and k.endswith("_usd")),
                 soft_wrap=True, markup=False)
         for w in top["warnings"][:8]:
             c.print(f"  ! {w}", soft_wrap=True, markup=False)
     for a in data["upgrade_advice"]:
         c.print(f"[cyan]{t('plan.upgrade')}[/]: {a['advice']} — {a['gpu']} x{a['gpus']} at {a['provider']}: "
-                f"{a['time_hours']:,.1f} h, {a['total_cost_usd']:,.0f} USD", soft_wrap=True)
+                f"{a['time_hours']:,.1f} h, {m.amount(a['total_cost_usd']):,.0f} {m.code}", soft_wrap=True)
     hs = data.get("host_sizing")
     if hs:
         c.print(f"{t('plan.host')}: {hs['cpu_cores_per_node']} CPU cores, {hs['ram_gib_per_node']} GiB RAM, "

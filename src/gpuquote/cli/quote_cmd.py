@@ -46,10 +46,14 @@ def register(app: typer.Typer) -> None:
                                                "term and purchase costs over the hours used."),
         rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT, e.g. "
                                        "CNY=0.14 (repeatable)."),
+        currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
     ) -> None:
+        from gpuquote.offers.currency import parse_overrides
+        from gpuquote.service.money import chosen, in_currency
         from gpuquote.service.quotes import check_quotes
 
-        data = check_quotes(file, utilisation, rate or [])
+        chosen(currency)
+        data = in_currency(check_quotes(file, utilisation, rate or []), currency, parse_overrides(rate))
         if as_json:
             print_json(data)
         else:
@@ -85,6 +89,10 @@ def render(data: dict) -> None:
     c = console()
     quotes = data["quotes"]
     c.print(t("quote.rates", rates=rates_text(data["rates"])), highlight=False)
+    from gpuquote.cli.common import currency_note
+
+    if currency_note(data):
+        c.print(currency_note(data), markup=False)
     if quotes:
         tbl = Table(title=t("quote.title", u=f"{data['utilisation']:g}"))
         tbl.add_column(t("col.quote"), max_width=22, overflow="fold")

@@ -19,16 +19,24 @@ def register(app: typer.Typer) -> None:
         utilisation: float = typer.Option(1.0, "--utilisation", "-u", help="Fraction of hours used, (0, 1]."),
         rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT."),
         as_json: bool = typer.Option(False, "--json", help="JSON output (the same body as the web API)."),
+        currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
     ) -> None:
+        from gpuquote.cli.common import currency_note
         from gpuquote.cli.quote_cmd import rates_text, report_errors
+        from gpuquote.offers.currency import parse_overrides
+        from gpuquote.service.money import chosen, in_currency
         from gpuquote.service.quotes import tco
 
-        data = tco(file, buy or None, rent or None, utilisation, rate or [])
+        chosen(currency)
+        data = in_currency(tco(file, buy or None, rent or None, utilisation, rate or []), currency,
+                           parse_overrides(rate))
         if as_json:
             print_json(data)
         else:
             c = console()
             c.print(t("quote.rates", rates=rates_text(data["rates"])))
+            if currency_note(data):
+                c.print(currency_note(data), markup=False)
             for b in data["purchases"]:
                 _render_buy(c, b, data["utilisation"])
         raise typer.Exit(report_errors(data))

@@ -103,12 +103,15 @@ async def api_offers(
     memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
     form_factor: FormFactor | None = None,
     format: Literal["json", "csv"] = "json",
+    currency: Annotated[str | None, Query(max_length=10, description="Add *_cny (or other) twins of USD amounts "
+                                          "at the dated rate: CNY, EUR, ...")] = None,
 ):
     """The body of `gpuquote offers --json` for the same filters (`format=csv`: `--csv`)."""
+    from gpuquote.service.money import in_currency
     from gpuquote.service.offers import list_offers
 
-    data = list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd, sort, desc,
-                                     limit, memory_gib, form_factor))
+    data = in_currency(list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd,
+                                                 sort, desc, limit, memory_gib, form_factor)), currency)
     if format == "csv":
         return Response(offers_csv(data), media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="gpuquote-offers.csv"'})
@@ -192,6 +195,7 @@ class PlanRequest(JobInput):
     serving_hours: float | None = Field(None, gt=0, allow_inf_nan=False, description="Online serving: hours priced")
     include_catalog: bool = Field(True, description="false: rank only the quotes (CLI --no-catalog)")
     rates: Rates | None = Field(None, description='Currency overrides for quotes, USD per unit: {"CNY": 0.14}')
+    currency: str | None = Field(None, max_length=10, description="Add *_cny (or other) twins of every USD amount")
 
 
 def run_plan(req: PlanRequest) -> dict:
@@ -206,8 +210,14 @@ def run_plan(req: PlanRequest) -> dict:
     if req.quotes_yaml and req.quotes_yaml.strip():
         fmt = common.quote_format(req.quotes_yaml, req.quotes_format, None)
         with common.temp_quote_file(req.quotes_yaml, fmt) as path:
-            return plan_job(job, quotes=[str(path)], **kw)
-    return plan_job(job, quotes=None, **kw)
+            return _in_currency(plan_job(job, quotes=[str(path)], **kw), req)
+    return _in_currency(plan_job(job, quotes=None, **kw), req)
+
+
+def _in_currency(data: dict, req) -> dict:
+    from gpuquote.service.money import in_currency
+
+    return in_currency(data, getattr(req, "currency", None), common.rate_overrides(req.rates))
 
 
 @router.post("/plan", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Offers ranked by the cost and time to "
