@@ -53,7 +53,8 @@ def test_twins_beside_usd_keys_never_replacing_them():
     row = out["rows"][0]
     assert row["total_cost_usd"] == 150.31079 and row["total_cost_cny"] == pytest.approx(1000.0)
     assert row["cny_per_gpu_hour"] == pytest.approx(10.0)
-    assert row["breakdown"] == {"compute_usd": 10.0} and row["breakdown_cny"]["compute_cny"] == pytest.approx(66.53, 1e-3)
+    assert row["breakdown"] == {"compute_usd": 10.0}
+    assert row["breakdown_cny"]["compute_cny"] == pytest.approx(66.53, 1e-3)
     assert "max_price_cny" not in out["filters"] and out["currency"]["code"] == "CNY"
     assert twin_key("rent_usd_per_month", "CNY") == "rent_cny_per_month" and twin_key("usd_per_unit", "CNY") is None
     with pytest.raises(BadInput, match="currency"):
