@@ -80,3 +80,23 @@ def test_offers_currency_option_and_bad_code():
     assert o["cny_per_gpu_hour"] == pytest.approx(o["price"]["amount"] / o["gpu_count"], 1e-6)
     bad = run_cli("offers", "--currency", "XYZ")
     assert bad.returncode == 2 and "currency" in bad.stderr + bad.stdout
+
+
+def test_web_api_currency_param_matches_the_cli():
+    from fastapi.testclient import TestClient
+
+    from gpuquote.web.app import create_app
+
+    with TestClient(create_app(), raise_server_exceptions=False) as c:
+        api = c.get("/api/offers", params={"gpu": "a100-80gb", "provider": "alicloud", "currency": "CNY"}).json()
+        bad = c.get("/api/offers", params={"currency": "XYZ"})
+        plan = c.post("/api/plan", json={"example": "lora-70b", "provider": ["alicloud"], "currency": "CNY",
+                                         "top": 3})
+    cli = json.loads(run_cli("offers", "--gpu", "a100-80gb", "--provider", "alicloud", "--currency", "CNY",
+                             "--json").stdout)
+    assert api["currency"] == cli["currency"] and api["currency"]["code"] == "CNY"
+    assert [o["cny_per_gpu_hour"] for o in api["offers"]] == [o["cny_per_gpu_hour"] for o in cli["offers"]]
+    assert bad.status_code == 400 and bad.json()["field"] == "currency"
+    assert plan.status_code == 200, plan.text
+    row = plan.json()["rows"][0]
+    assert row["total_cost_cny"] > row["total_cost_usd"] and "breakdown_cny" in row

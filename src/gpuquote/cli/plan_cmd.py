@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json
+from gpuquote.i18n import t as _t
 
 CSV_COLUMNS = ["offer_id", "provider", "sku", "region", "gpu_id", "gpus", "nodes", "spot", "time_hours",
                "total_cost_usd", "usd_per_gpu_hour", "usd_per_billion_tokens", "usd_per_million_tokens", "bound",
@@ -34,8 +35,7 @@ def register(app: typer.Typer) -> None:
         rate: list[str] = typer.Option(None, "--rate", help="Currency override for quotes, CUR=USD_PER_UNIT."),
         as_json: bool = typer.Option(False, "--json", help="JSON output (same body as POST /api/plan)."),
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
-        currency: str = typer.Option(None, "--currency", help="Show totals and breakdowns in this currency (USD, "
-                                     "CNY, EUR...) at the dated rates; default $GPUQUOTE_CURRENCY or USD."),
+        currency: str = typer.Option(None, "--currency", help=_t("money.opt.currency")),
     ) -> None:
         """Rank offers by the total cost and time to finish JOB (lowest hourly price is not the cheapest)."""
         from gpuquote.offers.currency import parse_overrides

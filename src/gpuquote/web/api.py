@@ -235,6 +235,7 @@ class QuoteCheckRequest(BaseModel):
     name: str | None = Field(None, max_length=200, description="A name to show for the file")
     utilisation: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
     rates: Rates | None = Field(None, description='Currency overrides, USD per unit: {"CNY": 0.14}')
+    currency: str | None = Field(None, max_length=10, description="Add *_cny (or other) twins of every USD amount")
 
 
 def run_quote_check(text: str, fmt: str | None, name: str | None, utilisation: float, rates) -> dict:
@@ -248,7 +249,7 @@ def run_quote_check(text: str, fmt: str | None, name: str | None, utilisation: f
              "checklist and comparability of a quote file")
 def api_quote_check(req: QuoteCheckRequest):
     """The body of `gpuquote quote check FILE --json`."""
-    return run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates)
+    return _in_currency(run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates), req)
 
 
 async def read_upload(file: UploadFile) -> str:
@@ -286,6 +287,7 @@ class TcoRequest(BaseModel):
     rent: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=50)
     utilisation: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
     rates: Rates | None = None
+    currency: str | None = Field(None, max_length=10, description="Add *_cny (or other) twins of every USD amount")
 
 
 def run_tco(req: TcoRequest) -> dict:
@@ -299,7 +301,7 @@ def run_tco(req: TcoRequest) -> dict:
 @router.post("/tco", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Buy vs rent: purchase TCO and break-even")
 def api_tco(req: TcoRequest):
     """The body of `gpuquote tco FILE --json`."""
-    return run_tco(req)
+    return _in_currency(run_tco(req), req)
 
 
 @router.get("/health", summary="Liveness and which store answers")
