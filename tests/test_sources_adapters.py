@@ -71,7 +71,7 @@ EXPECTED: dict[str, list[tuple]] = {
         ("alicloud:cn-hangzhou:ecs.sgn7i-vws-m4.2xlarge", "a10", 1 / 6, "pcie", "none", 4.62 * CNY * 6),
     ],
     "tencentcloud": [
-        ("tencentcloud:ap-guangzhou:GT4.41XLARGE948@ap-guangzhou-6", "a100-40gb", 8, "unknown", "unknown",
+        ("tencentcloud:ap-guangzhou:GT4.41XLARGE948@ap-guangzhou-6", "a100-40gb", 8, "unknown", "nvlink",
          237.56 * CNY / 8),
         ("tencentcloud:ap-guangzhou:GN7.2XLARGE32@ap-guangzhou-6", "t4", 1, "pcie", "none", 7.85 * CNY),
     ],
