@@ -100,3 +100,20 @@ def test_web_api_currency_param_matches_the_cli():
     assert plan.status_code == 200, plan.text
     row = plan.json()["rows"][0]
     assert row["total_cost_cny"] > row["total_cost_usd"] and "breakdown_cny" in row
+
+
+def test_quote_check_and_tco_in_cny():
+    q = run_cli("quote", "check", "examples/quotes/cn-rental-platforms.yaml", "--currency", "CNY", "--json")
+    assert q.returncode == 0, q.stderr
+    data = json.loads(q.stdout)
+    card = next(x for x in data["quotes"] if x["id"] == "platform-a-4090-card-hour")
+    assert card["form"] == "gpu_hour" and card["cny_per_gpu_hour"] == pytest.approx(1.98, abs=1e-6)
+    monthly = next(x for x in data["quotes"] if x["id"] == "platform-b-a800-8x-monthly")
+    assert (monthly["price"]["amount"], monthly["price"]["per"]) == (95000.0, "month")
+    assert monthly["cny_per_node_hour"] == pytest.approx(95000 / 730, rel=1e-6)
+    table = run_cli("quote", "check", "examples/quotes/cn-rental-platforms.yaml", "--currency", "CNY",
+                    env={"COLUMNS": "200"})
+    assert "CNY/GPU-h" in table.stdout and "1 CNY =" in table.stdout
+    tco = run_cli("tco", "examples/quotes/a100-quotes.yaml", "--currency", "CNY", "--json")
+    buy = json.loads(tco.stdout)["purchases"][0]["tco"]
+    assert buy["total_cny"] == pytest.approx(buy["total_usd"] / json.loads(tco.stdout)["currency"]["usd_per_unit"])

@@ -86,7 +86,10 @@ def render(data: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from gpuquote.service.money import Display
+
     c = console()
+    m = Display(data)
     quotes = data["quotes"]
     c.print(t("quote.rates", rates=rates_text(data["rates"])), highlight=False)
     from gpuquote.cli.common import currency_note
@@ -100,12 +103,14 @@ def render(data: dict) -> None:
         tbl.add_column(t("col.count"), justify="right")
         tbl.add_column(t("col.form"))
         tbl.add_column(t("col.price"), justify="right")
-        tbl.add_column(t("col.usd_per_gpu_hour"), justify="right")
-        tbl.add_column(t("col.usd_per_node_hour"), justify="right")
+        tbl.add_column(t("money.col.per_gpu_hour", code=m.code) if m.code != "USD" else t("col.usd_per_gpu_hour"),
+                       justify="right")
+        tbl.add_column(t("money.col.per_node_hour", code=m.code) if m.code != "USD" else t("col.usd_per_node_hour"),
+                       justify="right")
         for q in quotes:
-            gpu_h = fmt_num(q["usd_per_gpu_hour"], 3) + (" /slice" if q["unit"] == "mig_slice" else "")
+            gpu_h = fmt_num(m.amount(q["usd_per_gpu_hour"]), 3) + (" /slice" if q["unit"] == "mig_slice" else "")
             tbl.add_row(escape(q["id"]), q["gpu_id"] or "?", fmt_num(q["gpu_count"], 0), q["form"],
-                        escape(_short_price(q)), gpu_h, fmt_num(q["usd_per_node_hour"], 2))
+                        escape(_short_price(q)), gpu_h, fmt_num(m.amount(q["usd_per_node_hour"]), 2))
         c.print(tbl)
 
         mx = Table(title=t("quote.checklist_title"))
@@ -136,7 +141,8 @@ def render(data: dict) -> None:
             c.print("  " + t("quote.no_group"))
         for g in multi:
             cfg = ", ".join(fmt_num(v, 0) if isinstance(v, float) else str(v) for v in g["config"].values())
-            ranks = " < ".join(f"{r['id']} ${fmt_num(r['usd_per_gpu_hour'], 3)}" for r in g["ranking"])
+            ranks = " < ".join(f"{r['id']} {m.symbol}{fmt_num(m.amount(r['usd_per_gpu_hour']), 3)}"
+                               for r in g["ranking"])
             c.print(f"  {escape('[' + cfg + ']')} {escape(ranks)}", soft_wrap=True, highlight=False)
         if data["unranked"]:
             c.print("  " + escape(t("quote.unranked", ids=", ".join(data["unranked"]))), soft_wrap=True,

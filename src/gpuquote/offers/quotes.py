@@ -18,6 +18,7 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, load_gpus, members, narrow, resolve, try_resolve
+from gpuquote.i18n import t as _t
 from gpuquote.offers.checklist import MIG_RE, Facts
 from gpuquote.offers.currency import currencies, rate
 from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS, normalise_price
@@ -455,7 +456,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
             try:
                 amt_v, cur_hint = parse_cn_amount(amt_v)
             except ValueError:
-                r.err("price.amount", f"'{amt_v}' is not a number", ["a number, or 9.5万 / 1.2亿 / 3500元"])
+                r.err("price.amount", _t("quote.cn.bad_amount", value=amt_v), ["a number, or 9.5万 / 1.2亿 / 3500元"])
                 amt_v = None
         amount = r.num("price.amount", amt_v)
         if r.blank(pr.get("amount")):
@@ -466,7 +467,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
                 per_v, per_gpu, cur_from_per = parse_cn_per(per_v)
                 cur_hint = cur_hint or cur_from_per
             except ValueError:
-                r.err("price.per", f"'{per_v}' is not accepted",
+                r.err("price.per", _t("quote.cn.bad_per", value=per_v),
                       [*PERS, "小时", "天", "月", "年", "元/卡/小时", "卡时"])
                 per_v = None
         cur = r.currency("price.currency", pr.get("currency") if not r.blank(pr.get("currency")) else cur_hint)
@@ -474,9 +475,9 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
                                                   "one-off": "once", "one_off": "once", "s": "second"})
         if per_gpu and form is None:
             form = "gpu_hour"  # a per-card price (元/卡/小时, 卡时)
-            warnings.append(f"price.per '{pr.get('per')}' is per GPU: form gpu_hour")
+            warnings.append(_t("quote.cn.per_gpu", per=pr.get("per")))
         elif per_gpu and form not in (None, "gpu_hour"):
-            r.err("price.per", f"'{pr.get('per')}' is per GPU but form is {form}", ["form: gpu_hour"])
+            r.err("price.per", _t("quote.cn.per_gpu_form", per=pr.get("per"), form=form), ["form: gpu_hour"])
         if per is None and r.blank(pr.get("per")):
             r.err("price.per", "not stated", list(PERS))
         term = r.num("price.term_months", pr.get("term_months"), gt=True, accepted="a number of months > 0")

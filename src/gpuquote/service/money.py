@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import t
 from gpuquote.offers.currency import canonical, currencies, rate
 
 ENV = "GPUQUOTE_CURRENCY"
@@ -24,8 +25,8 @@ def chosen(currency: str | None) -> str:
     """The display currency: the option, else $GPUQUOTE_CURRENCY, else USD; BadInput names the field."""
     code = canonical(currency or os.environ.get(ENV, "") or "USD")
     if code != "USD" and code not in currencies():
-        raise BadInput(f"--currency: unknown currency '{currency or os.environ.get(ENV)}'; accepted: USD, "
-                       + ", ".join(currencies()), field="currency", accepted=["USD", *currencies()])
+        raise BadInput(t("money.err.currency", value=currency or os.environ.get(ENV),
+                         accepted=", ".join(["USD", *currencies()])), field="currency", accepted=["USD", *currencies()])
     return code
 
 
