@@ -57,7 +57,9 @@ def register(app: typer.Typer) -> None:
             print_json(data)
             return
         if as_csv:
-            print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS)
+            extra = [c.replace("usd", data["currency"]["code"].lower()) for c in CSV_COLUMNS
+                     if "usd" in c] if data.get("currency") else []
+            print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS + extra)
             return
         render(data)
 

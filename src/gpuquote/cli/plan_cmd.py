@@ -52,7 +52,9 @@ def register(app: typer.Typer) -> None:
             print_json(data)
             return
         if as_csv:
-            print_csv([{**r, "warnings": " | ".join(r["warnings"])} for r in data["rows"]], CSV_COLUMNS)
+            extra = [c.replace("usd", data["currency"]["code"].lower()) for c in CSV_COLUMNS
+                     if "usd" in c] if data.get("currency") else []
+            print_csv([{**r, "warnings": " | ".join(r["warnings"])} for r in data["rows"]], CSV_COLUMNS + extra)
             return
         render(data)
 
@@ -84,7 +86,7 @@ def render(data: dict) -> None:
         cols += [(t("col.sku"), "left", 10)] if wide else []
         cost_h = t("money.col.total", code=m.code) if m.code != "USD" else t("plan.col.cost")
         gpu_h = t("money.col.per_gpu_hour", code=m.code) if m.code != "USD" else t("col.usd_per_gpu_hour")
-        cols += [(t("plan.col.time"), "right", 6), (cost_h, "right", 7), (unit_label, "right", 7),
+        cols += [(t("plan.col.time"), "right", 6), (cost_h, "right", max(7, len(cost_h))), (unit_label, "right", 7),
                  (gpu_h, "right", 6), ("P", "left", 1)]
         for col, just, minw in cols:
             tbl.add_column(col, justify=just, no_wrap=True, overflow="ellipsis", min_width=minw,

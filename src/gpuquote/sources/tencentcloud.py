@@ -102,17 +102,20 @@ def item_offer(item: dict, result: ParseResult, fetched_at: datetime, *, amount:
     if g is None:
         result.skip(f"GPU not in the catalog: {name}")
         return None
-    if amount * cc.CATALOG_CNY_USD / count < cc.MIN_PLAUSIBLE_USD_PER_GPU_HOUR:
+    if count >= 1 and amount * cc.CATALOG_CNY_USD / count < cc.MIN_PLAUSIBLE_USD_PER_GPU_HOUR:
         result.skip(f"implausible price (below {cc.MIN_PLAUSIBLE_USD_PER_GPU_HOUR:g} USD per GPU-hour)")
         result.provenance.setdefault("flagged", []).append(f"{NAME}:{item.get('Zone')}:{itype} {amount:g} CNY/h")
         return None
     zone = str(item.get("Zone") or "")
     facts = g.facts
-    notes = [note or "UnitPriceDiscount per hour, POSTPAID_BY_HOUR; currency not in the response (China site: CNY)",
+    shared = count < 1  # a vGPU slice (GN7.LARGE20: 1/4 of a T4)
+    head = note or "UnitPriceDiscount per hour, POSTPAID_BY_HOUR; currency not in the response (China site: CNY)"
+    notes = [head] + (["vGPU slice: a shared fraction of one card"] if shared else []) + [
              f"zone: {zone}"] + list(g.notes) + ([f"{facts.note} ({facts.source})"] if facts and facts.note else [])
     return build(
         result, provider=NAME, region=_region(zone), sku=itype, gpu_id=g.gpu_id, gpu_count=count,
-        gpu_exclusive=True, form_factor=g.form_factor, intra_node=g.intra_node,
+        gpu_exclusive="shared" if shared else True, form_factor=g.form_factor,
+        intra_node="none" if shared else g.intra_node,
         vcpus=cc._num(str(item.get("Cpu", ""))), ram_gib=cc._num(str(item.get("Memory", ""))),
         cpu_model=str(item.get("CpuType")) if item.get("CpuType") else None,
         nvme_gib=facts.nvme_gib if facts else None,
