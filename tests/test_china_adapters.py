@@ -109,3 +109,22 @@ def test_tencent_inquiry_path_with_keys():
     assert gt4 and gt4[0].price.amount == 230.0 and "InquiryPriceRunInstances" in gt4[0].notes[0]
     sold_out = [o for o in res.offers if o.sku == "GN10Xp.20XLARGE320"]
     assert sold_out and sold_out[0].available is False
+
+
+def test_tencent_vgpu_slice_is_shared():
+    from gpuquote.sources.base import ParseResult
+
+    item = {"Zone": "ap-guangzhou-3", "InstanceType": "GN7.LARGE20", "InstanceFamily": "GN7", "GpuCount": 0.25,
+            "Cpu": 4, "Memory": 20, "Status": "SELL", "Price": {"UnitPriceDiscount": 2.1, "ChargeUnit": "HOUR"}}
+    o = tencentcloud.item_offer(item, ParseResult(source="tencentcloud"), NOW)
+    assert o.gpu_exclusive == "shared" and o.gpu_count == 0.25 and o.intra_node == "none"
+
+
+def test_import_accepts_the_community_vms_csv(shared_dir):
+    from gpuquote.service.refresh import import_source
+    from gpuquote.store import write_engine
+
+    write_engine(seed=False).dispose()
+    out = import_source("tencentcloud", shared_dir / "data" / "china" / "tencentcloud" / "vms.csv", fetched_at=NOW)
+    assert out["imported"] == 250 and out["status"] == "good"
+    assert out["skip_reasons"]["Tencent Zixiao inference chip: not in the GPU catalog"] == 40
