@@ -2,8 +2,10 @@
 
 It is a gpuquote store (same schema as the user's) made by importing the SkyPilot catalog copies in
 ../shared/data/skypilot-catalog/ through the same parser as `gpuquote import skypilot`, one snapshot
-per cloud. Where a cloud exists in both copies, the dated anycloud mirror wins. Provenance (source
-repository, commit, file, sha256, date) is stored with every snapshot.
+per cloud. Where a cloud exists in both copies, the dated anycloud mirror wins. The China-cloud catalogs
+(../shared/data/china/: alicloud, tencentcloud) follow, priced in CNY restored from the files' USD / 0.138.
+Provenance (source repository, commit, file, sha256, date and how the date was set) is stored with every
+snapshot; a copy whose date is unknown is dated conservatively so that it shows as stale.
 
 Run: python scripts/build_snapshot.py [--shared ../shared]
 """
@@ -39,6 +41,27 @@ COPIES = {
     },
 }
 PREFER = ["anycloud-mirror-2026-05-20", "v8"]
+# The China-cloud catalogs (shared/data/china/SOURCE.md): sugarlxn/skypilot-catalog, one stored version per file.
+# Prices are CNY x 0.138 in the files; the parser restores CNY (USD / 0.138) as the offers' native price.
+CHINA = {
+    "alicloud": {
+        "repository": "sugarlxn/skypilot-catalog, catalogs/v8/alicloud/vms.csv",
+        "commit": "003c56a723d369190b11308e630e4cfd33e25c86",
+        "sha256": "c26f6bbc7706e2df32da35229325b7e39a2cfa2cad00e77b7d76706617ca339b",
+        # Date unknown (98 stored versions, no commit dates). Dated at the Tencent copy's lower bound so that
+        # it shows as stale, never as fresh.
+        "date": "2026-05-07T00:00:00+00:00",
+        "date_is": "unknown upstream date; dated 2026-05-07 like the Tencent copy (conservative: shows as stale)",
+    },
+    "tencentcloud": {
+        "repository": "sugarlxn/skypilot-catalog, catalogs/v8/tencentcloud/vms.csv",
+        "commit": "319364519647e37c5ee585be5338b02b10f744be",
+        "sha256": "711bffea645cf2715829585f63a6ecad83c48325c282f5b8dfa1502b92000053",
+        "date": "2026-05-07T00:00:00+00:00",
+        "date_is": "no earlier than 2026-05-07 (uv.lock at that commit pins a package uploaded 2026-05-07); "
+                   "dated at that lower bound",
+    },
+}
 # Clouds left out of the shipped snapshot, and why.
 LEAVE_OUT = {"mithril": "prices are placeholders (1.0 / 8.0 per hour), see SOURCE.md"}
 
@@ -80,6 +103,22 @@ def main() -> None:
                               raw=None, check=False, fetched_at=fetched)
             total += r.imported
             print(f"  {copy}/{cloud}: {r.imported} imported, {r.repaired} repaired, {r.skipped} skipped")
+    china = Path(args.shared) / "data" / "china"
+    for cloud, meta in CHINA.items():
+        fetched = datetime.fromisoformat(meta["date"])
+        for res in parse_path(china / cloud / "vms.csv", fetched_at=fetched, label="china",
+                              provenance={"copy": "china", "repository": meta["repository"],
+                                          "commit": meta["commit"], "fetched_at_is": meta["date_is"],
+                                          "price_currency": "CNY restored from USD / 0.138"}):
+            if res.provenance["sha256"] != meta["sha256"]:
+                raise SystemExit(f"china/{cloud}/vms.csv: sha256 differs from SOURCE.md")
+            r = import_offers(eng, f"skypilot:{cloud}", res.offers, repaired=res.repaired, skipped=res.skipped,
+                              skip_reasons=dict(res.skip_reasons),
+                              provenance={**res.provenance, "corrections": dict(res.corrections)},
+                              raw=None, check=False, fetched_at=fetched)
+            total += r.imported
+            print(f"  china/{cloud}: {r.imported} imported, {r.skipped} skipped "
+                  f"({len(res.provenance.get('flagged', []))} flagged implausible)")
     eng.dispose()
     import sqlite3
 

@@ -135,12 +135,24 @@ def test_get_gpu_refuses_a_family():
         get_gpu("A100")
 
 
-@pytest.mark.parametrize("name", ["RTX3060", "RTX5880-Ada", "MI25", "P40",
+@pytest.mark.parametrize("name", ["RTX3060", "MI25", "P40",
                                   "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"])
 def test_gpus_without_sourced_specs_stay_unknown(name):
     """Not in the catalog: refused with a hint, never mapped to a near neighbour."""
     with pytest.raises(BadInput, match="unknown GPU"):
         resolve(name)
+
+
+def test_china_market_gpus_resolve_from_the_clouds_spellings():
+    """Alibaba/Tencent GPUSpec names map to the sourced China-market SKUs (issue 13)."""
+    assert resolve("A800 40G").id == "a800-40gb-pcie"
+    assert resolve("A800 80G").id == "a800-80gb" and resolve("A800 80G").is_family
+    assert resolve("L20").id == "l20" and get_gpu("l20").memory_gib == 48
+    assert resolve("L20N 72G").id == "l20n-72gb" and resolve("L20N 48G").id == "l20n-48gb"
+    for name in ("RTX 5880", "RTX5880", "RTX 5880 Ada", "RTX5880-Ada"):
+        assert resolve(name).id == "rtx-5880-ada", name
+    with pytest.raises(BadInput, match="unknown GPU"):
+        resolve("H-e")  # Alibaba's 141 GB 'H-e': no public source names the model, so it stays out
 
 
 def test_rtx6000_family_narrows_by_memory_only():

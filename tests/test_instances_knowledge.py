@@ -34,6 +34,8 @@ def _catalog_rows(shared_dir: Path) -> list[tuple[str, str, float]]:
     files = {"aws": base / "v8" / "aws" / "vms_gpu_subset_p4d-p5en.csv"}
     for cloud in ("azure", "gcp", "lambda"):
         files[cloud] = base / "anycloud-mirror-2026-05-20" / cloud / "vms.csv"
+    for cloud in ("alicloud", "tencentcloud"):  # the China-cloud catalogs (shared/data/china)
+        files[cloud] = shared_dir / "data" / "china" / cloud / "vms.csv"
     out = set()
     for cloud, f in files.items():
         with f.open(newline="", encoding="utf-8") as fh:

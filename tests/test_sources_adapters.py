@@ -15,6 +15,7 @@ from gpuquote.sources import registry
 from gpuquote.store import write_engine  # noqa: E402
 
 FIX = Path(__file__).parent / "fixtures"
+CNY = 0.15031079  # data/fx_rates.json USD per CNY (2026-10-30): CNY offers are converted at the dated rate
 
 # source -> offers that must come out of tests/fixtures/<source>/:
 # (offer_id, gpu_id, gpu_count, form_factor, intra_node, usd_per_gpu_hour)
@@ -62,6 +63,17 @@ EXPECTED: dict[str, list[tuple]] = {
         ("shadeform:us-east-1:aws/p4de.24xlarge", "a100-80gb-sxm4", 8, "sxm", "nvswitch", 40.96 / 8),
         ("shadeform:CANADA-1:hyperstack/n3-H100x8", "h100-80gb-sxm5", 8, "sxm", "nvswitch", 19.20 / 8),
         ("shadeform:us-central-2:massedcompute/gpu_2x_a6000", "rtx-a6000", 2, "pcie", "pcie", 0.55),
+    ],
+    "alicloud": [  # prices kept in CNY; USD per GPU-hour from the dated rate
+        ("alicloud:cn-beijing:ecs.gn7e-c16g1.32xlarge", "a100-80gb-sxm4", 8, "sxm", "nvlink", 297.54 * CNY / 8),
+        ("alicloud:cn-beijing:ecs.gn7e-c16g1.4xlarge", "a100-80gb-sxm4", 1, "sxm", "none", 37.25 * CNY),
+        ("alicloud:cn-wulanchabu:ecs.ebmgn8v.48xlarge", "h20-96gb", 8, "sxm", "nvlink", 422.25 * CNY / 8),
+        ("alicloud:cn-hangzhou:ecs.sgn7i-vws-m4.2xlarge", "a10", 1 / 6, "pcie", "none", 4.62 * CNY * 6),
+    ],
+    "tencentcloud": [
+        ("tencentcloud:ap-guangzhou:GT4.41XLARGE948@ap-guangzhou-6", "a100-40gb", 8, "unknown", "nvlink",
+         237.56 * CNY / 8),
+        ("tencentcloud:ap-guangzhou:GN7.2XLARGE32@ap-guangzhou-6", "t4", 1, "pcie", "none", 7.85 * CNY),
     ],
 }
 
@@ -131,6 +143,12 @@ def _fixture_handler(source: str, seen: list[httpx.Request]):
             cloud = req.url.path.split("/")[-2]
             f = d / cloud / "vms.csv"
             return httpx.Response(200, content=f.read_bytes()) if f.exists() else httpx.Response(404)
+        if source == "alicloud":
+            name = "instanceTypeDefinition.js" if url.endswith(".js") else "instancePrice.json"
+            return httpx.Response(200, content=(d / name).read_bytes())
+        if source == "tencentcloud":
+            name = "regions.json" if "queryCvmRegion" in url else "zones-ap-guangzhou.json"
+            return httpx.Response(200, content=(d / name).read_bytes())
         first = sorted(p for p in d.iterdir() if p.is_file() and not p.name.startswith("real-") and p.suffix != ".md")
         return httpx.Response(200, content=first[0].read_bytes())
 
@@ -236,7 +254,7 @@ def test_refresh_all_skips_sources_without_keys(monkeypatch):
     res = svc.refresh(None, env={})
     skipped = {r["source"] for r in res if r["status"] == "skipped"}
     assert skipped == {"gcp", "lambda", "shadeform"}
-    assert set(fetched) == {"azure", "aws", "vast", "runpod", "skypilot"}
+    assert set(fetched) == {"azure", "aws", "vast", "runpod", "skypilot", "alicloud", "tencentcloud"}
 
 
 def test_unknown_source_is_bad_input(cli):

@@ -33,3 +33,14 @@ def fmt_num(v: Any, digits: int = 2, unknown: str = "?") -> str:
     if isinstance(v, float):
         return f"{v:,.{digits}f}"
     return str(v)
+
+
+def currency_note(data: dict) -> str | None:
+    """The line that states the display currency's rate and date (None when amounts are USD)."""
+    from gpuquote.i18n import t
+
+    cur = data.get("currency")
+    if not cur:
+        return None
+    return t("money.rate", code=cur["code"], rate=f"{cur['usd_per_unit']:.6g}", source=cur["source"].split(" (")[0],
+             date=cur["date"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gpuquote.cli.common import console, fmt_num, print_csv, print_json
+from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json
 from gpuquote.i18n import t
 
 CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
@@ -41,20 +41,27 @@ def register(app: typer.Typer) -> None:
         limit: int = typer.Option(None, "--limit", help="Show at most this many rows (table default 50)."),
         as_json: bool = typer.Option(False, "--json", help="JSON output (same body as GET /api/offers)."),
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
+        currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
     ) -> None:
         """List offers with normalised USD per GPU-hour, cheapest first."""
+        from gpuquote.service.money import chosen, in_currency
         from gpuquote.service.offers import list_offers
+
+        chosen(currency)  # a bad code fails before the query
 
         table = not (as_json or as_csv)
         data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
                            provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
                            limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor,
                            form=form)
+        data = in_currency(data, currency)
         if as_json:
             print_json(data)
             return
         if as_csv:
-            print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS)
+            extra = [c.replace("usd", data["currency"]["code"].lower()) for c in CSV_COLUMNS
+                     if "usd" in c] if data.get("currency") else []
+            print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS + extra)
             return
         render(data)
 
@@ -62,7 +69,10 @@ def register(app: typer.Typer) -> None:
 def render(data: dict) -> None:
     from rich.table import Table
 
+    from gpuquote.service.money import Display
+
     c = console()
+    m = Display(data)
     rows = data["offers"]
     if not rows:
         c.print(t("offers.none"))
@@ -75,16 +85,20 @@ def render(data: dict) -> None:
             ("col.interconnect", "left", True, None), ("col.network", "left", True, 12),
             ("col.spot", "left", True, None), ("col.freshness", "left", True, None),
             ("pdata.col.form", "left", True, None))
+    heads = {"col.usd_per_gpu_hour": t("money.col.per_gpu_hour", code=m.code),
+             "col.usd_per_node_hour": t("money.col.per_node_hour", code=m.code)} if m.code != "USD" else {}
     for key, just, nowrap, width in cols:
-        tbl.add_column(t(key), justify=just, no_wrap=nowrap, overflow="ellipsis", max_width=width,
+        tbl.add_column(heads.get(key) or t(key), justify=just, no_wrap=nowrap, overflow="ellipsis", max_width=width,
                        min_width=5 if just == "right" else 6)
     for r in rows:
         net = r["inter_node"]
         net_s = net["kind"] + (f" {net['gbps_per_node']:g}G" if net["gbps_per_node"] else "")
-        tbl.add_row(r["gpu_id"], fmt_num(r["gpu_count"]), fmt_num(r["usd_per_gpu_hour"], 3),
-                    fmt_num(r["usd_per_node_hour"], 2), r["provider"], r["region"], r["sku"], r["intra_node"],
+        tbl.add_row(r["gpu_id"], fmt_num(r["gpu_count"]), fmt_num(m.amount(r["usd_per_gpu_hour"]), 3),
+                    fmt_num(m.amount(r["usd_per_node_hour"]), 2), r["provider"], r["region"], r["sku"], r["intra_node"],
                     net_s, "spot" if r["spot"] else "", f"{r['freshness']} {r['fetched_at'][:10]}",
                     "" if r.get("form", "rental") == "rental" else t(f"pdata.form.{r['form']}"))
     c.print(tbl)
+    if currency_note(data):
+        c.print(currency_note(data), markup=False)
     c.print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
             + f"  ({data['store']})", markup=False)

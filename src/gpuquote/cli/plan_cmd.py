@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from gpuquote.cli.common import console, fmt_num, print_csv, print_json
+from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json
+from gpuquote.i18n import t as _t
 
 CSV_COLUMNS = ["offer_id", "provider", "sku", "region", "gpu_id", "gpus", "nodes", "spot", "time_hours",
                "total_cost_usd", "usd_per_gpu_hour", "usd_per_billion_tokens", "usd_per_million_tokens", "bound",
@@ -36,23 +37,30 @@ def register(app: typer.Typer) -> None:
                                                      "(default: the job's hardware.gpus, else searched)."),
         nodes: int = typer.Option(None, "--nodes", help="Only this many nodes of each offer."),
         rate: list[str] = typer.Option(None, "--rate", help="Currency override for quotes, CUR=USD_PER_UNIT."),
+        currency: str = typer.Option(None, "--currency", help=_t("money.opt.currency")),
         as_json: bool = typer.Option(False, "--json", help="JSON output (same body as POST /api/plan)."),
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
     ) -> None:
         """Rank offers by the total cost and time to finish JOB (lowest hourly price is not the cheapest)."""
+        from gpuquote.offers.currency import parse_overrides
+        from gpuquote.service.money import chosen, in_currency
         from gpuquote.service.plan import plan_job
 
+        chosen(currency)
         data = plan_job(job, quotes=quotes, gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region,
                         spot=spot, provider=provider, max_price_usd=max_price_usd, deadline_hours=deadline_hours,
                         budget_usd=budget_usd, objective=objective, top=top, interruption_rate=interruption_rate,
                         serving_hours=serving_hours, include_catalog=not no_catalog, rate=rate, gpus=gpus,
                         nodes=nodes)
+        data = in_currency(data, currency, parse_overrides(rate))
         if as_json:
             print_json(data)
             return
         if as_csv:
+            extra = [c.replace("usd", data["currency"]["code"].lower()) for c in CSV_COLUMNS
+                     if "usd" in c] if data.get("currency") else []
             print_csv([{**r, "warnings": " | ".join(r["warnings"]), "section": s} for s in SECTIONS
-                       for r in data["sections"][s]], CSV_COLUMNS)
+                       for r in data["sections"][s]], CSV_COLUMNS + extra)
             return
         render(data)
 
@@ -90,7 +98,7 @@ def _unit_columns(kind: str) -> list[tuple[str, str]]:
             ("usd_per_1k_requests", t("planp.col.per_1k_req"))]
 
 
-def _section_table(c, rows: list[dict], units: list[tuple[str, str]]):
+def _section_table(c, rows: list[dict], units: list[tuple[str, str]], m):
     from rich.table import Table
 
     from gpuquote.i18n import t
@@ -100,9 +108,11 @@ def _section_table(c, rows: list[dict], units: list[tuple[str, str]]):
     cols = [("#", "right", 2), (t("col.gpu"), "left", 12), (t("col.count"), "right", 4),
             (t("col.provider"), "left", 8), (t("col.region"), "left", 8)]
     cols += [(t("col.sku"), "left", 10)] if wide else []
-    cols += [(t("plan.col.time"), "right", 6), (t("plan.col.cost"), "right", 7)]
-    cols += [(label, "right", 7) for _, label in units]
-    cols += [(t("col.usd_per_gpu_hour"), "right", 6), ("P", "left", 1)]
+    cost_h = t("money.col.total", code=m.code) if m.code != "USD" else t("plan.col.cost")
+    gpu_h = t("money.col.per_gpu_hour", code=m.code) if m.code != "USD" else t("col.usd_per_gpu_hour")
+    cols += [(t("plan.col.time"), "right", 6), (cost_h, "right", max(7, len(cost_h)))]
+    cols += [(label if m.code == "USD" else label.replace("$", m.symbol.strip()), "right", 7) for _, label in units]
+    cols += [(gpu_h, "right", 6), ("P", "left", 1)]
     for col, just, minw in cols:
         tbl.add_column(col, justify=just, no_wrap=True, overflow="ellipsis", min_width=minw,
                        max_width=26 if col == t("col.sku") else 14 if col == t("col.region") else None)
@@ -110,9 +120,9 @@ def _section_table(c, rows: list[dict], units: list[tuple[str, str]]):
         cells = [str(i), r["gpu_id"], f"{r['gpus']}" + (f"/{r['nodes']}n" if r["nodes"] > 1 else ""),
                  r["provider"], str(r.get("region") or "?")]
         cells += [r["sku"]] if wide else []
-        cells += [fmt_h(r["time_hours"]), fmt_usd(r["total_cost_usd"])]
-        cells += [fmt_unit(r.get(key)) for key, _ in units]
-        cells += [fmt_num(r["usd_per_gpu_hour"], 3), "*" if r["pareto"] else ""]
+        cells += [fmt_h(r["time_hours"]), fmt_usd(m.amount(r["total_cost_usd"]))]
+        cells += [fmt_unit(m.amount(r.get(key))) for key, _ in units]
+        cells += [fmt_num(m.amount(r["usd_per_gpu_hour"]), 3), "*" if r["pareto"] else ""]
         tbl.add_row(*cells)
     return tbl
 
@@ -131,8 +141,10 @@ def _excluded_line(data: dict) -> str:
 
 def render(data: dict) -> None:
     from gpuquote.i18n import t
+    from gpuquote.service.money import Display
 
     c = console()
+    m = Display(data)
     j = data["job"]
     units = _unit_columns(j["kind"])
     what = j["model"] or (f"{j['flops']:.3g} FLOP" if j.get("flops") else "")
@@ -152,27 +164,31 @@ def render(data: dict) -> None:
         else:
             head = t(f"planp.section.{name}")
         c.print(f"[bold]{head}[/]", soft_wrap=True)
-        c.print(_section_table(c, rows, units))
+        c.print(_section_table(c, rows, units, m))
         if name == "purchase":
             for r in rows:
                 b = r.get("purchase_basis") or {}
                 c.print("  " + t("planp.purchase_basis", offer=r["offer_id"],
                                  utilisation=f"{b.get('utilisation', 1):.0%}", years=fmt_num(b.get("years"), 0),
-                                 tco=fmt_usd(b.get("tco_usd")), share=fmt_usd(r["total_cost_usd"])),
+                                 tco=fmt_usd(m.amount(b.get("tco_usd"))),
+                                 share=fmt_usd(m.amount(r["total_cost_usd"]))),
                         soft_wrap=True, markup=False)
     if data["rows"]:
+        if currency_note(data):
+            c.print(currency_note(data), markup=False, soft_wrap=True)
         c.print(t("plan.pareto_note"))
         first = next((s for s in SECTIONS if sections.get(s)), None)
         top = sections[first][0] if first else data["rows"][0]
         label = t("planp.label." + first) if first else ""
         c.print(f"{label} #1 {top['offer_id']} ({top['sku']}, {top['region']}, {top['bound']}-bound): "
-                + ", ".join(f"{t('plan.cost.' + k)} {fmt_usd(v)}" for k, v in top["breakdown"].items() if v),
+                + ", ".join(f"{t('plan.cost.' + k).replace('$', m.symbol.strip())} {fmt_usd(m.amount(v))}"
+                            for k, v in top["breakdown"].items() if v and k.endswith("_usd")),
                 soft_wrap=True, markup=False)
         for w in top["warnings"][:8]:
             c.print(f"  ! {w}", soft_wrap=True, markup=False)
     for a in data["upgrade_advice"]:
         c.print(f"[cyan]{t('plan.upgrade')}[/]: {a['advice']} — {a['gpu']} x{a['gpus']} at {a['provider']}: "
-                f"{a['time_hours']:,.1f} h, {fmt_usd(a['total_cost_usd'])} USD", soft_wrap=True)
+                f"{a['time_hours']:,.1f} h, {fmt_usd(m.amount(a['total_cost_usd']))} {m.code}", soft_wrap=True)
     hs = data.get("host_sizing")
     if hs:
         c.print(f"{t('plan.host')}: {hs['cpu_cores_per_node']} CPU cores, {hs['ram_gib_per_node']} GiB RAM, "

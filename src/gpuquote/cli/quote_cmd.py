@@ -46,11 +46,15 @@ def register(app: typer.Typer) -> None:
                                                "term and purchase costs over the hours used."),
         rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT, e.g. "
                                        "CNY=0.14 (repeatable)."),
+        currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
     ) -> None:
         from gpuquote.i18n import localize
+        from gpuquote.offers.currency import parse_overrides
+        from gpuquote.service.money import chosen, in_currency
         from gpuquote.service.quotes import check_quotes
 
-        data = localize(check_quotes(file, utilisation, rate or []))
+        chosen(currency)
+        data = localize(in_currency(check_quotes(file, utilisation, rate or []), currency, parse_overrides(rate)))
         if as_json:
             print_json(data)
         else:
@@ -83,9 +87,16 @@ def render(data: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from gpuquote.service.money import Display
+
     c = console()
+    m = Display(data)
     quotes = data["quotes"]
     c.print(t("quote.rates", rates=rates_text(data["rates"])), highlight=False)
+    from gpuquote.cli.common import currency_note
+
+    if currency_note(data):
+        c.print(currency_note(data), markup=False)
     if quotes:
         tbl = Table(title=t("quote.title", u=f"{data['utilisation']:g}"))
         tbl.add_column(t("col.quote"), max_width=22, overflow="fold")
@@ -93,12 +104,14 @@ def render(data: dict) -> None:
         tbl.add_column(t("col.count"), justify="right")
         tbl.add_column(t("col.form"))
         tbl.add_column(t("col.price"), justify="right")
-        tbl.add_column(t("col.usd_per_gpu_hour"), justify="right")
-        tbl.add_column(t("col.usd_per_node_hour"), justify="right")
+        tbl.add_column(t("money.col.per_gpu_hour", code=m.code) if m.code != "USD" else t("col.usd_per_gpu_hour"),
+                       justify="right")
+        tbl.add_column(t("money.col.per_node_hour", code=m.code) if m.code != "USD" else t("col.usd_per_node_hour"),
+                       justify="right")
         for q in quotes:
-            gpu_h = fmt_num(q["usd_per_gpu_hour"], 3) + (" /slice" if q["unit"] == "mig_slice" else "")
+            gpu_h = fmt_num(m.amount(q["usd_per_gpu_hour"]), 3) + (" /slice" if q["unit"] == "mig_slice" else "")
             tbl.add_row(escape(q["id"]), q["gpu_id"] or "?", fmt_num(q["gpu_count"], 0), q["form"],
-                        escape(_short_price(q)), gpu_h, fmt_num(q["usd_per_node_hour"], 2))
+                        escape(_short_price(q)), gpu_h, fmt_num(m.amount(q["usd_per_node_hour"]), 2))
         c.print(tbl)
 
         mx = Table(title=t("quote.checklist_title"))
@@ -129,7 +142,8 @@ def render(data: dict) -> None:
             c.print("  " + t("quote.no_group"))
         for g in multi:
             cfg = ", ".join(fmt_num(v, 0) if isinstance(v, float) else str(v) for v in g["config"].values())
-            ranks = " < ".join(f"{r['id']} ${fmt_num(r['usd_per_gpu_hour'], 3)}" for r in g["ranking"])
+            ranks = " < ".join(f"{r['id']} {m.symbol}{fmt_num(m.amount(r['usd_per_gpu_hour']), 3)}"
+                               for r in g["ranking"])
             c.print(f"  {escape('[' + cfg + ']')} {escape(ranks)}", soft_wrap=True, highlight=False)
         if data["unranked"]:
             c.print("  " + escape(t("quote.unranked", ids=", ".join(data["unranked"]))), soft_wrap=True,

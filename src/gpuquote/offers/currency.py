@@ -54,7 +54,7 @@ def parse_overrides(items: list[str] | None) -> dict[str, float]:
 
 #: Spellings seen in quotes for a currency code (Chinese quotes often say RMB or 元).
 ALIASES = {"RMB": "CNY", "元": "CNY", "人民币": "CNY", "US$": "USD", "$": "USD", "美元": "USD", "€": "EUR",
-           "EURO": "EUR", "欧元": "EUR"}
+           "EURO": "EUR", "欧元": "EUR", "¥": "CNY", "￥": "CNY", "人民币元": "CNY", "块": "CNY", "CN¥": "CNY"}
 
 
 def canonical(currency: str) -> str:

@@ -122,3 +122,54 @@ def normalise_price(price: Price, gpu_count: float | None, *, form: str | None =
         gpu_h = per_hour / gpu_count if gpu_count else None
         formula = f"per node: {formula}" + (f"; per GPU: / {gpu_count:g}" if gpu_count else "")
     return Normalised(node_h, gpu_h, r, basis, is_committed(price), formula, commitment, notes)
+
+
+# ---- Chinese-native price spellings (issue 13): "9.5万", "1.2亿", "元/卡/小时", "卡时" ----
+#: Chinese number multipliers a quote may append to an amount.
+CN_MULTIPLIERS = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "K": 1e3}
+#: Chinese period words -> `per`.
+CN_PERIODS = {"秒": "second", "分钟": "minute", "分": "minute", "小时": "hour", "时": "hour", "天": "day",
+              "日": "day", "周": "week", "星期": "week", "月": "month", "年": "year", "一次性": "once"}
+_CN_CURRENCY_MARKS = ("人民币", "元", "¥", "￥", "RMB", "rmb")
+
+
+def parse_cn_amount(text: str) -> tuple[float, str | None]:
+    """'9.5万' -> (95000.0, None); '1.2亿元' -> (1.2e8, 'CNY'); '¥3,500' -> (3500.0, 'CNY').
+
+    The currency is returned when the text names it (元, 人民币, ¥, RMB). ValueError for anything else.
+    """
+    s = str(text).strip().replace(",", "").replace("，", "").replace(" ", "").replace("_", "")
+    cur = None
+    for mark in _CN_CURRENCY_MARKS:
+        if mark in s:
+            cur = "CNY"
+            s = s.replace(mark, "")
+    mult = 1.0
+    while s and s[-1] in CN_MULTIPLIERS:
+        mult *= CN_MULTIPLIERS[s[-1]]
+        s = s[:-1]
+    x = float(s)  # ValueError names nothing: the caller names the field
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError(text)
+    return x * mult, cur
+
+
+def parse_cn_per(text: str) -> tuple[str, bool, str | None]:
+    """A Chinese or slash-separated period -> (per, per_gpu, currency).
+
+    '月' -> ('month', False, None); '元/卡/小时' -> ('hour', True, 'CNY'); '卡时' / '卡·时' -> ('hour', True, None);
+    '每卡每小时' -> ('hour', True, None). ValueError when no period is recognised.
+    """
+    s = str(text).strip().replace("每", "/").replace("·", "").replace(" ", "")
+    cur = "CNY" if any(m in s for m in _CN_CURRENCY_MARKS) else None
+    for mark in _CN_CURRENCY_MARKS:
+        s = s.replace(mark, "")
+    per_gpu = "卡" in s or "GPU" in s.upper()
+    s = s.replace("卡", "").replace("GPU", "").replace("gpu", "")
+    parts = [p for p in s.split("/") if p] or ([] if not per_gpu else ["时"])
+    for p in reversed(parts):
+        if p in CN_PERIODS:
+            return CN_PERIODS[p], per_gpu, cur
+        if p in PERS:
+            return p, per_gpu, cur
+    raise ValueError(text)

@@ -18,6 +18,7 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, load_gpus, members, narrow, resolve, try_resolve
+from gpuquote.i18n import t as _t
 from gpuquote.offers.checklist import MIG_RE, Facts
 from gpuquote.offers.currency import currencies, rate
 from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS, normalise_price, offer_form
@@ -450,12 +451,35 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     if pr is None and not any(e[0] == "price" for e in r.errors):
         r.err("price", "not stated", ["price: {amount, currency, per[, term_months]}"])
     if pr is not None:
-        amount = r.num("price.amount", pr.get("amount"))
+        from gpuquote.offers.forms import parse_cn_amount, parse_cn_per
+
+        amt_v, cur_hint, per_gpu = pr.get("amount"), None, False
+        if isinstance(amt_v, str) and re.search(r"[万亿千元¥￥]|人民币|RMB", amt_v):  # "9.5万", "1.2亿元"
+            try:
+                amt_v, cur_hint = parse_cn_amount(amt_v)
+            except ValueError:
+                r.err("price.amount", _t("quote.cn.bad_amount", value=amt_v), ["a number, or 9.5万 / 1.2亿 / 3500元"])
+                amt_v = None
+        amount = r.num("price.amount", amt_v)
         if r.blank(pr.get("amount")):
             r.err("price.amount", "not stated", ["a number >= 0"])
-        cur = r.currency("price.currency", pr.get("currency"))
-        per = r.choice("price.per", pr.get("per"), PERS, {"h": "hour", "hr": "hour", "mo": "month", "yr": "year",
-                                                          "one-off": "once", "one_off": "once", "s": "second"})
+        per_v = pr.get("per")
+        if isinstance(per_v, str) and re.search(r"[\u4e00-\u9fff/]", per_v):  # 月, 小时, 元/卡/小时, 卡时
+            try:
+                per_v, per_gpu, cur_from_per = parse_cn_per(per_v)
+                cur_hint = cur_hint or cur_from_per
+            except ValueError:
+                r.err("price.per", _t("quote.cn.bad_per", value=per_v),
+                      [*PERS, "小时", "天", "月", "年", "元/卡/小时", "卡时"])
+                per_v = None
+        cur = r.currency("price.currency", pr.get("currency") if not r.blank(pr.get("currency")) else cur_hint)
+        per = r.choice("price.per", per_v, PERS, {"h": "hour", "hr": "hour", "mo": "month", "yr": "year",
+                                                  "one-off": "once", "one_off": "once", "s": "second"})
+        if per_gpu and form is None:
+            form = "gpu_hour"  # a per-card price (元/卡/小时, 卡时)
+            warnings.append(_t("quote.cn.per_gpu", per=pr.get("per")))
+        elif per_gpu and form not in (None, "gpu_hour"):
+            r.err("price.per", _t("quote.cn.per_gpu_form", per=pr.get("per"), form=form), ["form: gpu_hour"])
         if per is None and r.blank(pr.get("per")):
             r.err("price.per", "not stated", list(PERS))
         term = r.num("price.term_months", pr.get("term_months"), gt=True, accepted="a number of months > 0")

@@ -62,6 +62,12 @@ ADAPTERS: dict[str, Adapter] = {a.name: a for a in (
             accepts="a vms.csv, or a folder of <cloud>/vms.csv"),
     Adapter("shadeform", "shadeform", "Shadeform marketplace instance types",
             auth_env=("SHADEFORM_API_KEY",), auth_required=True),
+    Adapter("alicloud", "alicloud", "Alibaba Cloud ECS GPU prices (CDN price files; DescribePrice with keys)",
+            auth_env=("ALIBABA_CLOUD_ACCESS_KEY_ID",),
+            accepts="instancePrice.json + instanceTypeDefinition.js (a folder), or the community vms.csv"),
+    Adapter("tencentcloud", "tencentcloud", "Tencent Cloud CVM GPU prices (console DescribeZoneInstanceConfigInfos; "
+            "InquiryPriceRunInstances with keys)", auth_env=("TENCENTCLOUD_SECRET_ID",),
+            accepts="DescribeZoneInstanceConfigInfos answers (a folder of pages), or the community vms.csv"),
 )}
 
 

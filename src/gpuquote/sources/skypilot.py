@@ -149,6 +149,12 @@ def parse_vms_csv(text: str, cloud: str, *, fetched_at: datetime, source: str) -
     """Parse one cloud's vms.csv text into offers (on-demand and spot kept apart)."""
     result = ParseResult(source=f"skypilot:{cloud}", fetched_at=fetched_at)
     _, rows = read_rows(text, result)
+    from gpuquote.sources import china_catalog
+
+    if china_catalog.is_china_cloud(cloud):  # CNY catalogs with the clouds' own GPU spellings
+        res = china_catalog.parse_rows(rows, cloud, fetched_at=fetched_at, source=source)
+        res.repaired, res.skip_reasons = result.repaired, result.skip_reasons + res.skip_reasons
+        return res
     if cloud == "gcp":
         rows = _gcp_combine(rows, result)
     by_key: dict[tuple, dict] = {}
@@ -297,8 +303,8 @@ def parse_path(path: Path, *, fetched_at: datetime | None = None, label: str | N
         ts = fetched_at or datetime.fromtimestamp(f.stat().st_mtime, UTC)
         src = f"skypilot:{label or f.parent.parent.name}/{cloud}/{f.name}"
         res = parse_vms_csv(text, cloud, fetched_at=ts, source=src)
-        res.provenance = {"file": str(f.name), "cloud": cloud, "sha256": hashlib.sha256(raw).hexdigest(),
-                          "bytes": len(raw), **(provenance or {})}
+        res.provenance = {**res.provenance, "file": str(f.name), "cloud": cloud,
+                          "sha256": hashlib.sha256(raw).hexdigest(), "bytes": len(raw), **(provenance or {})}
         res.raw = [(f"{cloud}/{f.name}", "text/csv", raw)]
         results.append(res)
     return results

@@ -4,6 +4,8 @@ Rules (thresholds are the `Checks` defaults; a marketplace source passes looser 
 - zero offers;
 - an offer with a negative, infinite or missing price;
 - an on-demand price per GPU-hour above `max_usd_per_gpu_hour` (a unit bug: cents read as dollars);
+- a whole, exclusive GPU priced below `min_usd_per_gpu_hour` (a price no GPU-hour is sold at: Alibaba's
+  gn5i rows at 0.0116 $/h for 2x P4);
 - a GPU whose median on-demand $/GPU-h moved by more than `max_median_move` x against the current snapshot;
 - an offer (same id) whose on-demand price moved by more than `max_offer_move` x;
 - a GPU that had at least `min_offers_for_vanish` offers and now has none;
@@ -22,6 +24,7 @@ MAX_MEDIAN_MOVE = 3.0  # refuse when a GPU's median $/GPU-h moved by more than t
 MIN_OFFERS_FOR_VANISH = 3  # a GPU with at least this many offers before and none now is suspicious
 MAX_OFFER_MOVE = 5.0  # one offer's on-demand price moving by more than this factor
 MAX_USD_PER_GPU_HOUR = 150.0  # above any on-demand GPU-hour sold today (B200 ~ $15)
+MIN_USD_PER_GPU_HOUR = 0.03  # below any whole datacenter GPU-hour sold (old T4/P4 rent for ~0.1-0.5 $/h)
 MIN_COUNT_RATIO = 0.5  # new offer count below half the current one
 MIN_PREV_FOR_COUNT = 20  # ... when the current snapshot had at least this many offers
 MAX_LISTED = 5  # offers named in one reason
@@ -33,13 +36,14 @@ class Checks:
     min_offers_for_vanish: int = MIN_OFFERS_FOR_VANISH
     max_offer_move: float | None = MAX_OFFER_MOVE
     max_usd_per_gpu_hour: float = MAX_USD_PER_GPU_HOUR
+    min_usd_per_gpu_hour: float = MIN_USD_PER_GPU_HOUR
     min_count_ratio: float = MIN_COUNT_RATIO
     min_prev_for_count: int = MIN_PREV_FOR_COUNT
 
 
 DEFAULT = Checks()
 # A marketplace (vast.ai): hosts come and go and set their own asks, so counts and single asks move more.
-MARKETPLACE = Checks(min_offers_for_vanish=10, max_offer_move=10.0, min_count_ratio=0.25)
+MARKETPLACE = Checks(min_offers_for_vanish=10, max_offer_move=10.0, min_count_ratio=0.25, min_usd_per_gpu_hour=0.0)
 
 
 def check(new_rows: list[dict], old_rows: list[dict] | None, checks: Checks = DEFAULT) -> list[str]:
@@ -57,6 +61,12 @@ def check(new_rows: list[dict], old_rows: list[dict] | None, checks: Checks = DE
     if high:
         reasons.append(f"{len(high)} offers above {checks.max_usd_per_gpu_hour:g} $/GPU-h (a unit error?): "
                        + _list(f"{r['offer_id']} {r['usd_per_gpu_hour']:.2f}" for r in high))
+    low = [r for r in new_rows if r["usd_per_gpu_hour"] is not None and 0 <= r["usd_per_gpu_hour"]
+           < checks.min_usd_per_gpu_hour and str(r.get("gpu_exclusive", "true")).lower() == "true"
+           and (r.get("gpu_count") or 1) >= 1]
+    if low:
+        reasons.append(f"{len(low)} offers below {checks.min_usd_per_gpu_hour:g} $/GPU-h (implausible): "
+                       + _list(f"{r['offer_id']} {r['usd_per_gpu_hour']:.4f}" for r in low))
     if not old_rows:
         return reasons
     old_n, new_n = len(old_rows), len(new_rows)

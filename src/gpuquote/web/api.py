@@ -106,12 +106,15 @@ async def api_offers(
     form: Annotated[Literal["rental", "purchase", "term"] | None,
                     Query(description="rental | purchase | term: what the price buys")] = None,
     format: Literal["json", "csv"] = "json",
+    currency: Annotated[str | None, Query(max_length=10, description="Add *_cny (or other) twins of USD amounts "
+                                          "at the dated rate: CNY, EUR, ...")] = None,
 ):
     """The body of `gpuquote offers --json` for the same filters (`format=csv`: `--csv`)."""
+    from gpuquote.service.money import in_currency
     from gpuquote.service.offers import list_offers
 
-    data = list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd, sort, desc,
-                                     limit, memory_gib, form_factor, form))
+    data = in_currency(list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd,
+                                                 sort, desc, limit, memory_gib, form_factor, form)), currency)
     if format == "csv":
         return Response(offers_csv(data), media_type="text/csv; charset=utf-8",
                         headers={"content-disposition": 'attachment; filename="gpuquote-offers.csv"'})
@@ -197,6 +200,7 @@ class PlanRequest(JobInput):
     rates: Rates | None = Field(None, description='Currency overrides for quotes, USD per unit: {"CNY": 0.14}')
     gpus: int | None = Field(None, ge=1, le=1_000_000, description="Only this many GPUs (CLI --gpus)")
     nodes: int | None = Field(None, ge=1, le=1_000_000, description="Only this many nodes (CLI --nodes)")
+    currency: str | None = Field(None, max_length=10, description="Add *_cny (or other) twins of every USD amount")
 
 
 def run_plan(req: PlanRequest) -> dict:
@@ -211,8 +215,14 @@ def run_plan(req: PlanRequest) -> dict:
     if req.quotes_yaml and req.quotes_yaml.strip():
         fmt = common.quote_format(req.quotes_yaml, req.quotes_format, None)
         with common.temp_quote_file(req.quotes_yaml, fmt) as path:
-            return plan_job(job, quotes=[str(path)], **kw)
-    return plan_job(job, quotes=None, **kw)
+            return _in_currency(plan_job(job, quotes=[str(path)], **kw), req)
+    return _in_currency(plan_job(job, quotes=None, **kw), req)
+
+
+def _in_currency(data: dict, req) -> dict:
+    from gpuquote.service.money import in_currency
+
+    return in_currency(data, getattr(req, "currency", None), common.rate_overrides(req.rates))
 
 
 @router.post("/plan", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Offers ranked by the cost and time to "
@@ -230,6 +240,7 @@ class QuoteCheckRequest(BaseModel):
     name: str | None = Field(None, max_length=200, description="A name to show for the file")
     utilisation: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
     rates: Rates | None = Field(None, description='Currency overrides, USD per unit: {"CNY": 0.14}')
+    currency: str | None = Field(None, max_length=10, description="Add *_cny (or other) twins of every USD amount")
 
 
 def run_quote_check(text: str, fmt: str | None, name: str | None, utilisation: float, rates) -> dict:
@@ -243,7 +254,7 @@ def run_quote_check(text: str, fmt: str | None, name: str | None, utilisation: f
              "checklist and comparability of a quote file")
 def api_quote_check(req: QuoteCheckRequest):
     """The body of `gpuquote quote check FILE --json`."""
-    return run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates)
+    return _in_currency(run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates), req)
 
 
 async def read_upload(file: UploadFile) -> str:
@@ -281,6 +292,7 @@ class TcoRequest(BaseModel):
     rent: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=50)
     utilisation: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
     rates: Rates | None = None
+    currency: str | None = Field(None, max_length=10, description="Add *_cny (or other) twins of every USD amount")
 
 
 def run_tco(req: TcoRequest) -> dict:
@@ -294,7 +306,7 @@ def run_tco(req: TcoRequest) -> dict:
 @router.post("/tco", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Buy vs rent: purchase TCO and break-even")
 def api_tco(req: TcoRequest):
     """The body of `gpuquote tco FILE --json`."""
-    return run_tco(req)
+    return _in_currency(run_tco(req), req)
 
 
 @router.get("/health", summary="Liveness and which store answers")
