@@ -68,7 +68,18 @@ def test_msg_reads_as_english_and_shows_in_chinese():
 
 #: Words that stay as they are in Chinese text: technical vocabulary, units, enum values written in the
 #: output on purpose (job kinds, checklist statuses, precisions), brand and product names.
-TECHNICAL = set(["gpu", "gpus", "cpu", "cpus", "vcpu", "vcpus", "ram", "nvme", "ssd", "hbm", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7", "pcie", "sxm", "sxm4", "sxm5", "oam", "hgx", "dgx", "nvlink", "nvswitch", "infiniband", "ib", "roce", "rdma", "erdma", "ethernet", "gbe", "omni", "path", "omnipath", "efa", "tcpx", "tcpxo", "mig", "tdp", "pue", "tco", "sla", "tp", "pp", "dp", "cp", "ep", "zero", "zero1", "zero2", "zero3", "fsdp", "hsdp", "lora", "qlora", "full", "pretrain", "train", "infer", "compute", "bf16", "fp16", "fp32", "tf32", "fp8", "fp64", "int8", "int4", "mfu", "ttft", "tpot", "kv", "adamw", "sgd", "lion", "adafactor", "cuda", "nccl", "nvidia", "amd", "intel", "xeon", "epyc", "platinum", "gold", "ok", "missing", "mismatch", "spot", "usd", "cny", "eur", "gb", "gib", "tb", "mb", "gbps", "gb/s", "tflops", "tok", "tokens", "b", "m", "k", "h", "ms", "us", "api", "json", "yaml", "csv", "nvidia-smi", "hopper", "ada", "ampere", "volta", "blackwell", "llama", "mistral", "mixtral", "qwen", "deepseek", "gpt", "bloom", "falcon", "aws", "gcp", "azure", "lambda", "runpod", "vast", "shadeform", "verda", "seeweb", "hyperstack", "primeintellect", "lium", "nebius", "fluidstack", "paperspace", "oci", "ibm", "do", "cudo", "alicloud", "tencentcloud", "autodl", "datacrunch", "scaleway", "ovh", "cloud_instance", "node_rental", "gpu_hour", "reserved", "purchase", "yes", "no", "vs", "ecc", "sku", "id", "ids", "ubuntu", "linux", "vm", "vms", "per", "s", "x", "exclusive", "none", "shared"])
+_TECHNICAL_WORDS = """
+gpu gpus cpu cpus vcpu vcpus ram nvme ssd hbm hbm2 hbm2e hbm3 hbm3e gddr6 gddr6x gddr7 pcie sxm sxm4 sxm5 oam
+hgx dgx nvlink nvswitch infiniband ib roce rdma erdma ethernet gbe omni path omnipath efa tcpx tcpxo mig tdp pue
+tco sla tp pp dp cp ep zero zero1 zero2 zero3 fsdp hsdp lora qlora full pretrain train infer compute bf16 fp16
+fp32 tf32 fp8 fp64 int8 int4 mfu ttft tpot kv adamw sgd lion adafactor cuda nccl nvidia amd intel xeon epyc
+platinum gold ok missing mismatch spot usd cny eur gb gib tb mb gbps gb/s tflops tok tokens b m k h ms us api
+json yaml csv nvidia-smi hopper ada ampere volta blackwell llama mistral mixtral qwen deepseek gpt bloom falcon
+aws gcp azure lambda runpod vast shadeform verda seeweb hyperstack primeintellect lium nebius fluidstack
+paperspace oci ibm do cudo alicloud tencentcloud autodl datacrunch scaleway ovh cloud_instance node_rental
+gpu_hour reserved purchase yes no vs ecc sku id ids ubuntu linux vm vms per s x exclusive none shared
+"""
+TECHNICAL = set(_TECHNICAL_WORDS.split())
 WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 
 

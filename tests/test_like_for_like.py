@@ -80,7 +80,8 @@ FORTY_AS_EIGHTY = {**HGX, "id": "forty-as-eighty", "gpu": "A100 40GB SXM4", "gpu
 def test_a_40gb_card_sold_as_80gb_is_neither_ranked_nor_imported(cli, tmp_path):
     good = {**HGX, "id": "good"}
     f = _write(tmp_path, [good, FORTY_AS_EIGHTY, {**HGX, "id": "fp8-on-a100", "precisions": ["bf16", "fp8"]}])
-    r = cli("plan", str(ROOT / "examples" / "jobs" / "qlora-7b.yaml"), "--quotes", str(f), "--no-catalog", "--json")
+    r = cli("plan", str(ROOT / "examples" / "jobs" / "qlora-7b.yaml"), "--quotes", str(f), "--no-catalog", "--json",
+            "--gpus", "8")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert {row["offer_id"] for row in d["rows"]} == {"good"}
@@ -91,7 +92,8 @@ def test_a_40gb_card_sold_as_80gb_is_neither_ranked_nor_imported(cli, tmp_path):
     assert "80 GB per GPU stated" in errs["forty-as-eighty"]["message"]
     assert errs["fp8-on-a100"]["contradicts"][0]["value"]["precisions"] == ["bf16", "fp8"]
     assert d["excluded"]["contradictory quote (checklist items 1-5): see quote_errors"] == 2
-    table = cli("plan", str(ROOT / "examples" / "jobs" / "qlora-7b.yaml"), "--quotes", str(f), "--no-catalog")
+    table = cli("plan", str(ROOT / "examples" / "jobs" / "qlora-7b.yaml"), "--quotes", str(f), "--no-catalog",
+                "--gpus", "8")
     assert "Quote left out: quote 'forty-as-eighty'" in table.stdout
 
     imp = cli("import", "quotes", str(f), "--json")
