@@ -712,7 +712,11 @@ def parse_quotes_text(text: str, fmt: str = "yaml", name: str = "<quotes>",
     else:
         import yaml
 
+        from gpuquote.safeload import check_text, yaml_bounds
+
         try:
+            check_text(text, name)
+            yaml_bounds(text, name)
             data = yaml.safe_load(text)
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)

@@ -7,7 +7,6 @@ counted reason, never guessed.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -21,11 +20,13 @@ from gpuquote.sources.http import Raw
 
 
 def load_json(source: str, item: Raw) -> Any:
+    from gpuquote.safeload import load_json as bounded_json
+
     name, _, body = item
     try:
-        return json.loads(body.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise BadInput(f"{source}: {name} is not a JSON response ({str(e).splitlines()[0][:120]})",
+        return bounded_json(body, name, max_depth=None)
+    except BadInput as e:
+        raise BadInput(f"{source}: {name} is not a JSON response ({str(e).removeprefix(name + ': ')[:160]})",
                        field="PATH") from None
 
 
