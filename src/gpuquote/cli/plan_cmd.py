@@ -44,11 +44,23 @@ def register(app: typer.Typer) -> None:
                         serving_hours=serving_hours, include_catalog=not no_catalog, rate=rate)
         if as_json:
             print_json(data)
-            return
-        if as_csv:
+        elif as_csv:
             print_csv([{**r, "warnings": " | ".join(r["warnings"])} for r in data["rows"]], CSV_COLUMNS)
-            return
-        render(data)
+        else:
+            render(data)
+        raise typer.Exit(_quote_errors(data))
+
+
+def _quote_errors(data: dict) -> int:
+    """One stderr line per bad quote of --quotes (the good ones are ranked); exit 2 if any, as `quote check`."""
+    import sys
+
+    from gpuquote.i18n import t
+
+    for e in data.get("quote_errors") or []:
+        where = f"{e['file']}: " if e.get("file") else ""
+        print(f"{t('error.prefix')}: {where}{e.get('message')}", file=sys.stderr)
+    return 2 if data.get("quote_errors") else 0
 
 
 def render(data: dict) -> None:

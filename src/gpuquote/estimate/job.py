@@ -146,6 +146,15 @@ class Job(BaseModel):
                         field=f,
                         accepted=[str(d) for d in _divisors(self.arch.heads)],
                     )
+            depth = self.arch.layers + self.arch.encoder_layers
+            pp = self.pipeline_parallel
+            if pp and pp > depth:
+                raise BadInput(
+                    f"pipeline_parallel: {pp} stages for a model of {depth} layers; accepted: 1..{depth} "
+                    "(each stage holds at least one layer)",
+                    field="pipeline_parallel",
+                    accepted=[f"1..{depth}"],
+                )
         return self
 
     # ---- helpers ----------------------------------------------------------------------------

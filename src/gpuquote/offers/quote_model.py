@@ -57,6 +57,18 @@ class QuoteError:
 
 
 @dataclass
+class Assessment:
+    """A quote's finished results at one utilisation (see Quote.assess)."""
+
+    prices: dict
+    checklist: list
+    advisories: list
+    unit: str  # gpu | mig_slice | shared_gpu
+    assumptions: list[str]
+    warnings: list[str]
+
+
+@dataclass
 class Quote:
     """One validated quote. Unknown is kept as None / "unknown" so the checklist can report it."""
 
@@ -95,6 +107,7 @@ class Quote:
     available: bool | None = None
     line: int | None = None
     warnings: list[str] = field(default_factory=list)
+    id_stated: bool = True  # False: `id` was not in the file and is the position (q3)
 
     @property
     def mig_profile(self) -> str | None:
@@ -128,6 +141,20 @@ class Quote:
                 "rates": [n.rate], "basis": n.basis, "committed": n.committed, "formula": n.formula,
                 "commitment_usd": n.commitment_usd, "tco": None, "notes": n.notes}
 
+    def assess(self, utilisation: float = 1.0, overrides: dict[str, float] | None = None) -> Assessment:
+        """Everything a report needs from this quote, computed once: prices, checklist, advisories, unit."""
+        from gpuquote.offers.checklist import advisories, run_checklist
+
+        facts = self.facts()
+        pr = self.prices(utilisation, overrides)
+        unit = "mig_slice" if self.mig_profile else "shared_gpu" if self.exclusive == "shared" else "gpu"
+        assumptions = list(pr["tco"].assumptions) if pr["tco"] else []
+        if self.billing_granularity_s is None and self.form != "purchase":
+            assumptions.append(f"billing granularity not stated: one "
+                               f"{self.price.per if self.price.per != 'once' else 'term'} assumed")
+        return Assessment(prices=pr, checklist=run_checklist(facts), advisories=advisories(facts), unit=unit,
+                          assumptions=assumptions, warnings=list(self.warnings) + pr["notes"])
+
     def to_offer(self, source: str, *, fetched_at: datetime | None = None,
                  overrides: dict[str, float] | None = None) -> Offer:
         """This quote as a catalog Offer (its id is the quote id), so plan/import treat quotes like offers.
@@ -136,6 +163,9 @@ class Quote:
         a prepaid term becomes its monthly equivalent with the term; a purchase becomes its TCO per
         node-hour at utilisation 1, in USD (stated in the notes).
         """
+        if not self.id_stated:
+            raise BadInput(f"quote '{self.id}': id: not stated; accepted: a unique id (an offer needs a stable one)",
+                           field="id", accepted=["a unique id"])
         if not self.gpu_id:
             raise BadInput(f"quote '{self.id}': gpu: not stated; accepted: any GPU name (an offer needs it)",
                            field="gpu", accepted=["a GPU name"])

@@ -30,6 +30,7 @@ from gpuquote.offers.quote_model import (
     Quote,
     QuoteError,
 )
+from gpuquote.offers.quote_schema import check_price, check_quote
 from gpuquote.offers.tco import CAPITAL_METHODS, RECURRING_PER, Money, TcoSpec
 
 
@@ -418,6 +419,22 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     if tco is not None and form not in (None, "purchase"):
         warnings.append(f"tco ignored: form is {form}, not purchase")
 
+    # the accepted ranges (offers.quote_schema): one declarative check on the normalised values
+    stated = {"id": r.text("id", raw.get("id")), "gpu": gpu_name, "gpu_count": count, "exclusive": excl,
+              "price_amount": price.amount if price else None,
+              "price_term_months": price.term_months if price else None,
+              "vcpus": vcpus, "cpu_cores": cores, "ram_gib": ram, "nvme_gib": nvme, "net_gbps": net_gbps,
+              "gpu_memory_gib": mem, "memory_bandwidth_gbs": bw, "billing_granularity_s": billing, "extras": extras,
+              "tco": {k: getattr(tco, k) for k in ("power_kw", "idle_power_kw", "pue", "years", "residual_fraction",
+                                                   "cost_of_capital")} if tco else None}
+    failed = {e[0] for e in r.errors}
+    for fld, msg, acc in check_quote({k: v for k, v in stated.items() if v is not None}):
+        if fld not in failed and not (fld == "gpu" and "gpu" in failed):
+            r.err(fld, msg, acc)
+    if not r.errors and price is not None and form is not None:
+        for fld, msg, acc in check_price(price, count, form, r.overrides):
+            r.err(fld, msg, acc)
+
     if r.errors or price is None or form is None:
         if not r.errors:
             r.err("quote", "incomplete", None)
@@ -438,6 +455,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         extras=extras, tco=tco, gpu_memory_gib=mem, memory_bandwidth_gbs=bw, precisions=precisions, notes=notes,
         production=production, date=_date_text(raw.get("date")), valid_until=_date_text(raw.get("valid_until")),
         available=r.boolean("available", raw.get("available")), line=line, warnings=warnings,
+        id_stated=stated["id"] is not None,
     )
 
 

@@ -76,6 +76,10 @@ def parse_quotes_text(text: str, fmt: str = "yaml", name: str = "<quotes>",
         if not reader.fieldnames:
             raise BadInput(f"{name}: empty CSV; accepted: a header row with the quote columns (see docs/quotes.md)",
                            field="file")
+        if "gpu" not in {(f or "").strip().lower() for f in reader.fieldnames}:
+            raise BadInput(f"{name}: gpu: the CSV header has no gpu column; accepted: a header row with id, gpu, "
+                           "gpu_count, price.amount, price.currency, price.per, ... (see docs/quotes.md)", field="gpu",
+                           accepted=["a gpu column"])
         for row in reader:
             cells = [v for v in row.values() if isinstance(v, str)]
             if not any(v.strip() for v in cells) or (cells and cells[0].lstrip().startswith("#")):
