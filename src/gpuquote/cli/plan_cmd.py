@@ -53,14 +53,11 @@ def register(app: typer.Typer) -> None:
 
 def _quote_errors(data: dict) -> int:
     """One stderr line per bad quote of --quotes (the good ones are ranked); exit 2 if any, as `quote check`."""
-    import sys
+    from gpuquote.cli.quote_cmd import print_bad_quotes
 
-    from gpuquote.i18n import t
-
-    for e in data.get("quote_errors") or []:
-        where = f"{e['file']}: " if e.get("file") else ""
-        print(f"{t('error.prefix')}: {where}{e.get('message')}", file=sys.stderr)
-    return 2 if data.get("quote_errors") else 0
+    errs = data.get("quote_errors") or []
+    print_bad_quotes([(f"{e['file']}: " if e.get("file") else "") + str(e.get("message")) for e in errs])
+    return 2 if errs else 0
 
 
 def render(data: dict) -> None:

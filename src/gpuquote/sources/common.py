@@ -74,14 +74,15 @@ def price_or_skip(result: ParseResult, value: Any, what: str = "price") -> float
         result.skip(f"missing {what}")
         return None
     x = num(value)
+    shown = " ".join(repr(value).split())[:40]
     if x is None:
-        result.skip(f"{what} is not a number")
+        result.skip(f"{what} is not a number", f"{what} {shown}")
         return None
     if x < 0:
-        result.skip(f"negative {what}")
+        result.skip(f"negative {what}", f"{what} {shown}")
         return None
     if x == 0:
-        result.skip(f"zero {what} (not offered)")
+        result.skip(f"zero {what} (not offered)", f"{what} {shown}")
         return None
     return x
 

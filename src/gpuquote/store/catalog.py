@@ -30,11 +30,12 @@ class ImportResult:
     skipped: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    skip_examples: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"source": self.source, "snapshot_id": self.snapshot_id, "status": self.status,
                 "imported": self.imported, "repaired": self.repaired, "skipped": self.skipped,
-                "skip_reasons": self.skip_reasons, "reasons": self.reasons}
+                "skip_reasons": self.skip_reasons, "reasons": self.reasons, "skip_examples": self.skip_examples}
 
 
 def _now() -> str:
@@ -44,7 +45,8 @@ def _now() -> str:
 def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired: int = 0, skipped: int = 0,
                   skip_reasons: dict[str, int] | None = None, provenance: dict | None = None,
                   raw: list[tuple[str, str, bytes]] | None = None, check: bool = True,
-                  fetched_at: datetime | None = None, checks: integrity.Checks | None = None) -> ImportResult:
+                  fetched_at: datetime | None = None, checks: integrity.Checks | None = None,
+                  skip_examples: dict[str, str] | None = None) -> ImportResult:
     """Store one snapshot of `source`; it becomes current only if it passes the integrity checks."""
     from gpuquote.store.rows import offer_to_row
 
@@ -84,7 +86,8 @@ def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired:
             if upd.rowcount == 0:
                 c.execute(schema.current.insert().values(source=source, snapshot_id=sid))
     _refresh_statistics(engine)
-    return ImportResult(source, sid, status, len(offers), repaired, skipped, skip_reasons, reasons)
+    return ImportResult(source, sid, status, len(offers), repaired, skipped, skip_reasons, reasons,
+                        dict(skip_examples or {}))
 
 
 def _refresh_statistics(engine: Engine) -> None:
