@@ -106,7 +106,7 @@ def load_yaml(text: str | bytes, field: str, *, max_bytes: int = MAX_YAML_BYTES)
         raise BadInput(t("hostile.yaml_syntax", field=field, problem=yaml_error_text(e)), field=field,
                        accepted=["YAML or JSON text"]) from None
     except RecursionError:  # pragma: no cover - yaml_bounds stops depth first
-        raise BadInput(t("hostile.depth", field=field, limit=MAX_DEPTH, line="?"), field=field) from None
+        raise BadInput(t("hostile.depth_json", field=field, limit=MAX_DEPTH), field=field) from None
 
 
 def json_depth(data: Any) -> int:
@@ -128,8 +128,9 @@ def load_json(text: str | bytes, field: str, *, max_bytes: int = MAX_JSON_BYTES,
               max_depth: int | None = MAX_DEPTH) -> Any:
     """JSON from outside: size limit first, then parse (NaN/Infinity refused), then a depth limit.
 
-    max_depth None skips the depth walk (a provider's megabytes of rows; the C parser's own recursion
-    limit still turns a pathological nesting into this BadInput).
+    max_depth None skips the depth walk and lets NaN through (a provider's megabytes of rows, where one
+    NaN price is one skipped row, not a refused file; the C parser's own recursion limit still turns a
+    pathological nesting into this BadInput).
     """
     _size_check(len(text), max_bytes, field)
     if isinstance(text, bytes):
@@ -143,14 +144,14 @@ def load_json(text: str | bytes, field: str, *, max_bytes: int = MAX_JSON_BYTES,
         raise ValueError(f"{name} is not a JSON number")
 
     try:
-        data = json.loads(text, parse_constant=no_constant)
+        data = json.loads(text, parse_constant=no_constant) if max_depth is not None else json.loads(text)
     except RecursionError:
-        raise BadInput(t("hostile.depth", field=field, limit=max_depth or MAX_DEPTH, line="?"), field=field,
+        raise BadInput(t("hostile.depth_json", field=field, limit=max_depth or MAX_DEPTH), field=field,
                        accepted=[f"<= {max_depth or MAX_DEPTH} levels"]) from None
     except ValueError as e:
         raise BadInput(t("hostile.json_syntax", field=field, problem=" ".join(str(e).split())[:160]),
                        field=field, accepted=["JSON text"]) from None
     if max_depth is not None and json_depth(data) > max_depth:
-        raise BadInput(t("hostile.depth", field=field, limit=max_depth, line="?"), field=field,
+        raise BadInput(t("hostile.depth_json", field=field, limit=max_depth), field=field,
                        accepted=[f"<= {max_depth} levels"])
     return data

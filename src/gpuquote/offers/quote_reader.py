@@ -33,6 +33,9 @@ from gpuquote.offers.quote_model import (
 from gpuquote.offers.quote_schema import check_price, check_quote
 from gpuquote.offers.tco import CAPITAL_METHODS, RECURRING_PER, Money, TcoSpec
 
+#: C0 controls (but tab and newline), DEL, and the bidi controls (Trojan Source: text shown in another order)
+_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
 
 class _Reader:
     """Reads one raw quote (a dict of YAML values or CSV strings), collecting every field error."""
@@ -87,7 +90,17 @@ class _Reader:
         if isinstance(v, dict | list):
             self.err(fld, "expected text", ["text"])
             return None
-        return str(v).strip()
+        s = str(v).strip()
+        m = _UNSAFE_TEXT.search(s)
+        if m is not None:
+            bad = m.group(0)  # a bidi override shows text in another order than it is read (Trojan Source)
+            self.err(fld, f"contains the control character U+{ord(bad):04X}", ["plain text (any script, no "
+                                                                               "control or bidi-override characters)"])
+            return None
+        if len(s) > 20000:
+            self.err(fld, f"{len(s)} characters", ["at most 20000 characters"])
+            return None
+        return s
 
     def choice(self, fld: str, v: Any, accepted: tuple[str, ...], aliases: dict[str, str] | None = None) -> str | None:
         if self.blank(v):
@@ -254,9 +267,9 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     if pr is None and not any(e[0] == "price" for e in r.errors):
         r.err("price", "not stated", ["price: {amount, currency, per[, term_months]}"])
     if pr is not None:
-        amount = r.num("price.amount", pr.get("amount"))
+        amount = r.num("price.amount", pr.get("amount"), gt=True, accepted="a number > 0")
         if r.blank(pr.get("amount")):
-            r.err("price.amount", "not stated", ["a number >= 0"])
+            r.err("price.amount", "not stated", ["a number > 0"])
         cur = r.currency("price.currency", pr.get("currency"))
         per = r.choice("price.per", pr.get("per"), PERS, {"h": "hour", "hr": "hour", "mo": "month", "yr": "year",
                                                           "one-off": "once", "one_off": "once", "s": "second"})
@@ -420,7 +433,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         warnings.append(f"tco ignored: form is {form}, not purchase")
 
     # the accepted ranges (offers.quote_schema): one declarative check on the normalised values
-    stated = {"id": r.text("id", raw.get("id")), "gpu": gpu_name, "gpu_count": count, "exclusive": excl,
+    stated = {"id": qid if not r.blank(raw.get("id")) else None, "gpu": gpu_name, "gpu_count": count, "exclusive": excl,
               "price_amount": price.amount if price else None,
               "price_term_months": price.term_months if price else None,
               "vcpus": vcpus, "cpu_cores": cores, "ram_gib": ram, "nvme_gib": nvme, "net_gbps": net_gbps,
