@@ -135,3 +135,25 @@ def test_a_5mb_csv_of_bad_quotes_prints_a_few_lines_and_json_has_them_all(cli, t
     from gpuquote.service.quotes import check_quotes
 
     assert len(check_quotes(big)["errors"]) == i  # --json / the API carry the full list
+
+
+def test_catalog_csv_with_a_huge_cell_and_a_deep_literal_is_refused_not_crashed(cli, tmp_path):
+    header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region\n"
+    (tmp_path / "aws").mkdir()
+    (tmp_path / "aws" / "vms.csv").write_text(
+        header + "x" * 300_000 + "\n" + 'p4d.24xlarge,A100,8,96,1152,"' + "[" * 3000 + "]" * 3000 + '",,,us-east-1\n')
+    r = cli("import", "skypilot", str(tmp_path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert "unreadable CSV row (field larger than field limit" in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 7
+
+
+def test_quote_csv_with_a_huge_cell_names_the_row_and_keeps_the_good_one(cli, tmp_path):
+    f = tmp_path / "q.csv"
+    f.write_text("id,gpu,gpu_count,price.amount,price.currency,price.per\nq1,A100,8," + "9" * 300_000
+                 + ",USD,hour\nq2,A100 80GB SXM4,8,9,USD,hour\n")
+    r = cli("quote", "check", str(f), "--json")
+    assert r.returncode == 2 and "not readable as CSV" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    import json
+
+    assert [q["id"] for q in json.loads(r.stdout)["quotes"]] == ["q2"]

@@ -80,7 +80,15 @@ def parse_quotes_text(text: str, fmt: str = "yaml", name: str = "<quotes>",
             raise BadInput(f"{name}: gpu: the CSV header has no gpu column; accepted: a header row with id, gpu, "
                            "gpu_count, price.amount, price.currency, price.per, ... (see docs/quotes.md)", field="gpu",
                            accepted=["a gpu column"])
-        for row in reader:
+        rows = iter(reader)
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                break
+            except csv.Error as e:  # a cell over the csv module's limit, a NUL byte: that row is bad
+                raws.append(({"__bad__": f"not readable as CSV ({e})"}, reader.line_num + skip))
+                continue
             cells = [v for v in row.values() if isinstance(v, str)]
             if not any(v.strip() for v in cells) or (cells and cells[0].lstrip().startswith("#")):
                 continue

@@ -177,3 +177,20 @@ def currency_or_skip(result: ParseResult, code: Any, default: str = "USD") -> st
         result.skip(f"unknown currency {cur}")
         return None
     return cur
+
+
+def csv_rows(reader: Iterable, result: ParseResult):
+    """Rows of a csv reader; a row the csv module cannot read (a 5 MB cell, a NUL byte) is skipped and
+    counted instead of ending the import with an internal error."""
+    import csv
+
+    it = iter(reader)
+    while True:
+        try:
+            row = next(it)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            result.skip(f"unreadable CSV row ({' '.join(str(e).split())[:80]})")
+            continue
+        yield row
