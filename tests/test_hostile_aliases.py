@@ -41,3 +41,16 @@ def test_a_quote_accepts_the_reordered_spelling():
     q = parse_quote({"id": "v", "gpu": "H200 SXM 141GB", "gpu_count": 8,
                      "price": {"amount": 3.5, "currency": "USD", "per": "hour"}, "form": "gpu_hour"}, 1)
     assert isinstance(q, Quote) and q.gpu_id == "h200-141gb-sxm"
+
+
+def test_every_new_message_is_in_english_and_chinese_with_the_same_placeholders():
+    import re
+
+    from gpuquote.i18n import catalog
+
+    en, zh = catalog("en"), catalog("zh-CN")
+    keys = [k for k in en if k.startswith("hostile.")]
+    assert len(keys) >= 20
+    for k in keys:
+        assert k in zh and zh[k] != en[k], k
+        assert set(re.findall(r"{(\w+)", en[k])) == set(re.findall(r"{(\w+)", zh[k])), k

@@ -149,9 +149,10 @@ class Job(BaseModel):
             depth = self.arch.layers + self.arch.encoder_layers
             pp = self.pipeline_parallel
             if pp and pp > depth:
+                from gpuquote.i18n import t
+
                 raise BadInput(
-                    f"pipeline_parallel: {pp} stages for a model of {depth} layers; accepted: 1..{depth} "
-                    "(each stage holds at least one layer)",
+                    t("hostile.pp_layers", pp=pp, depth=depth),
                     field="pipeline_parallel",
                     accepted=[f"1..{depth}"],
                 )

@@ -164,8 +164,9 @@ class Quote:
         node-hour at utilisation 1, in USD (stated in the notes).
         """
         if not self.id_stated:
-            raise BadInput(f"quote '{self.id}': id: not stated; accepted: a unique id (an offer needs a stable one)",
-                           field="id", accepted=["a unique id"])
+            from gpuquote.i18n import t
+
+            raise BadInput(t("hostile.id_required", id=self.id), field="id", accepted=["a unique id"])
         if not self.gpu_id:
             raise BadInput(f"quote '{self.id}': gpu: not stated; accepted: any GPU name (an offer needs it)",
                            field="gpu", accepted=["a GPU name"])

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, narrow, resolve, try_resolve
+from gpuquote.i18n import t
 from gpuquote.offers.checklist import MIG_RE
 from gpuquote.offers.currency import currencies, rate
 from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS
@@ -94,7 +95,7 @@ class _Reader:
         m = _UNSAFE_TEXT.search(s)
         if m is not None:
             bad = m.group(0)  # a bidi override shows text in another order than it is read (Trojan Source)
-            self.err(fld, f"contains the control character U+{ord(bad):04X}", ["plain text (any script, no "
+            self.err(fld, t("hostile.control_char", code=f"{ord(bad):04X}"), ["plain text (any script, no "
                                                                                "control or bidi-override characters)"])
             return None
         if len(s) > 20000:
@@ -377,8 +378,8 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
             bw = float(mb.group(1)) * (1000 if mb.group(2).lower() == "tb" else 1)
         else:
             bw = r.num("memory_bandwidth", raw.get("memory_bandwidth"), gt=True, accepted="GB/s, or text like '2 TB/s'")
-    notes = " ".join(t for t in (r.text("notes", raw.get("notes")), r.text("description", raw.get("description")))
-                     if t)
+    notes = " ".join(x for x in (r.text("notes", raw.get("notes")), r.text("description", raw.get("description")))
+                     if x)
     if bw is None and notes:
         mb = _BW_RE.search(notes)
         if mb:

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import t
 
 #: Above this a normalised price is a typo (an H100 rents for 1-10 USD per GPU-hour; a MIG slice for less).
 MAX_USD_PER_GPU_HOUR = 1000.0
@@ -65,7 +66,7 @@ class QuoteSchema(BaseModel):
         c = self.gpu_count
         shared = self.exclusive == "shared" or (isinstance(self.exclusive, str) and self.exclusive.startswith("mig:"))
         if c is not None and c != int(c) and not shared:
-            raise ValueError(f"gpu_count|{c:g} is not a whole number of GPUs|a whole number >= 1, or "
+            raise ValueError(f"gpu_count|{t('hostile.whole_gpus', count=f'{c:g}')}|a whole number >= 1, or "
                              "exclusive: shared / a MIG profile for a fraction")
         for k, v in self.extras.items():
             if not 0 <= v <= 10_000:
@@ -129,6 +130,7 @@ def check_price(price: Any, gpu_count: float | None, form: str | None,
     except BadInput as e:
         return [(e.field or "price", str(e), e.accepted)]
     if n.usd_per_gpu_hour is not None and n.usd_per_gpu_hour > MAX_USD_PER_GPU_HOUR:
-        return [("price.amount", f"{price.amount:g} {price.currency}/{price.per} is {n.usd_per_gpu_hour:,.0f} USD "
-                 f"per GPU-hour", [f"<= {MAX_USD_PER_GPU_HOUR:g} USD per GPU-hour (a typo?)"])]
+        return [("price.amount", t("hostile.price_absurd", amount=f"{price.amount:g}", currency=price.currency,
+                                   per=price.per, usd=f"{n.usd_per_gpu_hour:,.0f}"),
+                 [f"<= {MAX_USD_PER_GPU_HOUR:g} USD per GPU-hour (a typo?)"])]
     return []

@@ -77,9 +77,9 @@ def parse_quotes_text(text: str, fmt: str = "yaml", name: str = "<quotes>",
             raise BadInput(f"{name}: empty CSV; accepted: a header row with the quote columns (see docs/quotes.md)",
                            field="file")
         if "gpu" not in {(f or "").strip().lower() for f in reader.fieldnames}:
-            raise BadInput(f"{name}: gpu: the CSV header has no gpu column; accepted: a header row with id, gpu, "
-                           "gpu_count, price.amount, price.currency, price.per, ... (see docs/quotes.md)", field="gpu",
-                           accepted=["a gpu column"])
+            from gpuquote.i18n import t
+
+            raise BadInput(t("hostile.csv_no_gpu", name=name), field="gpu", accepted=["a gpu column"])
         rows = iter(reader)
         while True:
             try:

@@ -96,11 +96,11 @@ def parse_fetched_at(text: str | None) -> datetime | None:
     try:
         d = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     except ValueError:
-        raise BadInput(f"--fetched-at: '{text}' is not a date; accepted: YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+00:00]",
-                       field="fetched_at", accepted=["YYYY-MM-DD", "ISO date-time"]) from None
+        raise BadInput(t("hostile.fetched_at_bad", text=text), field="fetched_at",
+                       accepted=["YYYY-MM-DD", "ISO date-time"]) from None
     d = d if d.tzinfo else d.replace(tzinfo=UTC)
     if d > datetime.now(UTC) + timedelta(days=1):
-        raise BadInput(f"--fetched-at: {d.date()} is in the future", field="fetched_at")
+        raise BadInput(t("hostile.fetched_at_future", date=d.date()), field="fetched_at")
     return d
 
 
