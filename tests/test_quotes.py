@@ -311,8 +311,8 @@ def test_like_for_like_and_what_differs():
 
 
 @pytest.mark.parametrize(("over", "field", "accepted"), [
-    ({"price": {"amount": -5, "currency": "CNY", "per": "month"}}, "price.amount", ">= 0"),
-    ({"price": {"amount": "abc", "currency": "CNY", "per": "month"}}, "price.amount", ">= 0"),
+    ({"price": {"amount": -5, "currency": "CNY", "per": "month"}}, "price.amount", "> 0"),
+    ({"price": {"amount": "abc", "currency": "CNY", "per": "month"}}, "price.amount", "> 0"),
     ({"price": {"amount": 5, "currency": "RMBX", "per": "month"}}, "price.currency", "CNY"),
     ({"price": {"amount": 5, "currency": "CNY", "per": "fortnight"}}, "price.per", "month"),
     ({"price": {"amount": 5, "per": "month"}}, "price.currency", "USD"),

@@ -43,6 +43,17 @@ for _name in _COMMAND_MODULES:
 install_click_catalog()
 
 
+_UNSAFE = {c: f"\\u{c:04x}" for c in (*range(0x20), 0x7f, 0x200e, 0x200f, 0x061c, *range(0x202a, 0x202f),
+                                       *range(0x2066, 0x206a))}
+
+
+def one_line(msg: str, limit: int = 2000) -> str:
+    """An error message as one safe terminal line: control and bidi-override characters escaped (a hostile
+    value must not reorder or clear the user's terminal), and cut at `limit` characters."""
+    s = msg.translate(_UNSAFE)
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: BadInput -> one line on stderr and exit 2; any other error -> exit 1."""
     from gpuquote.errors import GpuquoteError
@@ -50,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="gpuquote")
     except GpuquoteError as e:
-        print(f"{t('error.prefix')}: {e}", file=sys.stderr)
+        print(f"{t('error.prefix')}: {one_line(str(e))}", file=sys.stderr)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

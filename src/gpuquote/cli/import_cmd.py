@@ -14,25 +14,29 @@ def register(app: typer.Typer) -> None:
                 path: str = typer.Argument(..., help="A response file, or a folder of pages (.json/.csv, .gz ok)."),
                 force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
                 rate: list[str] = typer.Option(None, "--rate", help="quotes: currency override, CUR=USD_PER_UNIT."),
-                as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+                as_json: bool = typer.Option(False, "--json", help="JSON output."),
+                verbose: bool = typer.Option(False, "--verbose", "-v", help="Every skip reason / bad quote, not "
+                                             "the first few."),
+                fetched_at: str = typer.Option(None, "--fetched-at", help="When the file was downloaded (ISO date "
+                                               "or time), if the data does not say; else it is 'date unknown'.")) \
+            -> None:
         """Parse a downloaded response (or a quote file) into a new snapshot (checked, archived, current if good)."""
         if source.strip().lower() == "quotes":
-            _import_quotes(path, rate, as_json)
+            _import_quotes(path, rate, as_json, verbose)
             return
         from gpuquote.cli.refresh_cmd import _problems, print_results
-        from gpuquote.service.refresh import import_source
+        from gpuquote.service.refresh import import_source, parse_fetched_at
 
-        res = import_source(source, path, force=force)
+        res = import_source(source, path, force=force, fetched_at=parse_fetched_at(fetched_at))
         if as_json:
             print_json(res)
         else:
             print_results(res["results"])
-        raise typer.Exit(_problems(res["results"]))
+        raise typer.Exit(_problems(res["results"], verbose))
 
 
-def _import_quotes(path: str, rate: list[str] | None, as_json: bool) -> None:
+def _import_quotes(path: str, rate: list[str] | None, as_json: bool, verbose: bool = False) -> None:
     """`gpuquote import quotes FILE`: quotes stored as offers with source quote:<file>; bad quotes named."""
-    import sys
 
     from gpuquote.cli.common import console
     from gpuquote.i18n import t
@@ -44,6 +48,7 @@ def _import_quotes(path: str, rate: list[str] | None, as_json: bool) -> None:
     else:
         console().print(t("import.done", source=res["source"], imported=res["imported"],
                           repaired=res.get("repaired", 0), skipped=res.get("skipped", 0)), markup=False)
-    for e in res.get("errors") or []:
-        print(f"{t('error.prefix')}: {e.get('line_text') or e.get('message') or e}", file=sys.stderr)
+    from gpuquote.cli.quote_cmd import print_bad_quotes
+
+    print_bad_quotes([f"{e.get('line_text') or e.get('message') or e}" for e in res.get("errors") or []], verbose)
     raise typer.Exit(2 if res.get("errors") else 0)

@@ -95,10 +95,19 @@ def render(data: dict) -> None:
         net_s = net["kind"] + (f" {net['gbps_per_node']:g}G" if net["gbps_per_node"] else "")
         tbl.add_row(r["gpu_id"], fmt_num(r["gpu_count"]), fmt_num(m.amount(r["usd_per_gpu_hour"]), 3),
                     fmt_num(m.amount(r["usd_per_node_hour"]), 2), r["provider"], r["region"], r["sku"], r["intra_node"],
-                    net_s, "spot" if r["spot"] else "", f"{r['freshness']} {r['fetched_at'][:10]}",
+                    net_s, "spot" if r["spot"] else "", f"{r['freshness']} {_day(r['fetched_at'])}",
                     "" if r.get("form", "rental") == "rental" else t(f"pdata.form.{r['form']}"))
     c.print(tbl)
     if currency_note(data):
         c.print(currency_note(data), markup=False)
     c.print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
             + f"  ({data['store']})", markup=False)
+
+
+def _day(fetched_at: str | None) -> str:
+    """The fetch day, or "date unknown" for an import whose data did not say (stored as 1970-01-01)."""
+    from gpuquote.i18n import t
+
+    if not fetched_at or fetched_at.startswith("1970-01-01"):
+        return t("hostile.date_unknown")
+    return fetched_at[:10]

@@ -55,14 +55,25 @@ def register(app: typer.Typer) -> None:
         data = in_currency(data, currency, parse_overrides(rate))
         if as_json:
             print_json(data)
-            return
-        if as_csv:
+        elif as_csv:
             extra = [c.replace("usd", data["currency"]["code"].lower()) for c in CSV_COLUMNS
                      if "usd" in c] if data.get("currency") else []
             print_csv([{**r, "warnings": " | ".join(r["warnings"]), "section": s} for s in SECTIONS
                        for r in data["sections"][s]], CSV_COLUMNS + extra)
-            return
-        render(data)
+        else:
+            render(data)
+        raise typer.Exit(_quote_errors(data))
+
+
+def _quote_errors(data: dict) -> int:
+    """One stderr line per bad quote of --quotes (the good ones are ranked); exit 2 if any, as `quote check`.
+
+    A quote that contradicts the GPU catalog is no input error: it is left out and said in the table."""
+    from gpuquote.cli.quote_cmd import print_bad_quotes
+
+    errs = [e for e in data.get("quote_errors") or [] if not e.get("contradicts")]
+    print_bad_quotes([(f"{e['file']}: " if e.get("file") else "") + str(e.get("message")) for e in errs])
+    return 2 if errs else 0
 
 
 def fmt_usd(v: float | None) -> str:
@@ -197,5 +208,5 @@ def render(data: dict) -> None:
                 + f" per node ({hs['gpus_per_node']}x {hs['gpu']})", soft_wrap=True)
     if data["excluded"]:
         c.print(t("plan.excluded") + ": " + _excluded_line(data), soft_wrap=True, markup=False)
-    for e in data.get("quote_errors") or []:  # quotes left out: a bad field, or a contradiction of the GPU catalog
+    for e in [e for e in data.get("quote_errors") or [] if e.get("contradicts")]:  # left out: contradicts the catalog
         c.print(f"{t('pdata.plan.quote_left_out')}: {e.get('message')}", soft_wrap=True, markup=False)

@@ -17,10 +17,23 @@ from gpuquote.i18n import t
 STATUS_STYLE = {"ok": "green", "missing": "yellow", "mismatch": "bold red"}
 
 
-def report_errors(data: dict) -> int:
-    """Print one line per bad quote on stderr; return the exit code (2 if any)."""
-    for e in data.get("errors", []):
-        print(f"{t('error.prefix')}: {data.get('file', '')}: {e['message']}", file=sys.stderr)
+MAX_ERROR_LINES = 10
+
+
+def print_bad_quotes(lines: list[str], verbose: bool = False) -> None:
+    """One stderr line per bad quote, at most MAX_ERROR_LINES unless verbose (a 5 MB file of bad rows
+    must not print 27,000 lines); the rest is counted, and --json always holds the full list."""
+    shown = lines if verbose else lines[:MAX_ERROR_LINES]
+    for line in shown:
+        print(f"{t('error.prefix')}: {line}", file=sys.stderr)
+    if len(lines) > len(shown):
+        print(f"{t('error.prefix')}: " + t("hostile.more_quotes", n=len(lines) - len(shown),
+                                            hint=t("hostile.more_hint")), file=sys.stderr)
+
+
+def report_errors(data: dict, verbose: bool = False) -> int:
+    """Print one line per bad quote on stderr (bounded); return the exit code (2 if any)."""
+    print_bad_quotes([f"{data.get('file', '')}: {e['message']}" for e in data.get("errors", [])], verbose)
     return 2 if data.get("errors") else 0
 
 
@@ -47,6 +60,7 @@ def register(app: typer.Typer) -> None:
         rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT, e.g. "
                                        "CNY=0.14 (repeatable)."),
         currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="Every bad quote on stderr, not the first 10."),
     ) -> None:
         from gpuquote.i18n import localize
         from gpuquote.offers.currency import parse_overrides
@@ -59,7 +73,7 @@ def register(app: typer.Typer) -> None:
             print_json(data)
         else:
             render(data)
-        raise typer.Exit(report_errors(data))
+        raise typer.Exit(report_errors(data, verbose))
 
 
 STATUS_MARK = {"ok": "ok", "missing": "?", "mismatch": "X"}

@@ -9,9 +9,12 @@ import typer
 from gpuquote.cli.common import console, fmt_num, print_json
 from gpuquote.i18n import t
 
+MAX_REASON_LINES = 5
 
-def _problems(results: list[dict]) -> int:
-    """One stderr line per failed or refused source; exit code 2 if any, else 0."""
+
+def _problems(results: list[dict], verbose: bool = False) -> int:
+    """One stderr line per failed or refused source, then why rows were skipped (a few lines; all with
+    verbose); exit code 2 if any, else 0."""
     bad = 0
     for r in results:
         if r.get("status") == "error":
@@ -20,8 +23,23 @@ def _problems(results: list[dict]) -> int:
         elif r.get("status") in ("refused", "partial"):
             print(t("refresh.refused", source=r["source"], reasons="; ".join(r.get("reasons") or [])),
                   file=sys.stderr)
+            _skip_lines(r, verbose)
             bad += 1
     return 2 if bad else 0
+
+
+def _skip_lines(r: dict, verbose: bool) -> None:
+    """'  4 rows: negative retailPrice, e.g. retailPrice -5 (Standard_NC24ads_A100_v4, eastus)'."""
+    reasons = sorted((r.get("skip_reasons") or {}).items(), key=lambda kv: -kv[1])
+    examples = r.get("skip_examples") or {}
+    shown = reasons if verbose else reasons[:MAX_REASON_LINES]
+    for reason, n in shown:
+        line = t("hostile.skip_line", n=n, reason=reason)
+        if examples.get(reason):
+            line += ", " + t("hostile.skip_example", example=examples[reason])
+        print(line, file=sys.stderr)
+    if len(reasons) > len(shown):
+        print(t("hostile.more", n=len(reasons) - len(shown), hint=t("hostile.more_hint")), file=sys.stderr)
 
 
 def print_results(results: list[dict]) -> None:

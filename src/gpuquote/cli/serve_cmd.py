@@ -33,4 +33,13 @@ def register(app: typer.Typer) -> None:
                            field="serve") from None
         # An import string so that --workers N can start N processes.
         uvicorn.run("gpuquote.web.app:app", host=host, port=port, workers=workers, log_level=log_level,
-                    proxy_headers=True, forwarded_allow_ips="127.0.0.1", server_header=False)
+                    proxy_headers=True, forwarded_allow_ips="127.0.0.1", server_header=False,
+                    timeout_graceful_shutdown=5)
+        # SIGTERM ends uvicorn within 5 s; a request thread past its deadline (web.deadline) must not keep
+        # the process alive after that, so exit without joining worker threads.
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

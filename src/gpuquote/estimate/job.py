@@ -146,6 +146,16 @@ class Job(BaseModel):
                         field=f,
                         accepted=[str(d) for d in _divisors(self.arch.heads)],
                     )
+            depth = self.arch.layers + self.arch.encoder_layers
+            pp = self.pipeline_parallel
+            if pp and pp > depth:
+                from gpuquote.i18n import t
+
+                raise BadInput(
+                    t("hostile.pp_layers", pp=pp, depth=depth),
+                    field="pipeline_parallel",
+                    accepted=[f"1..{depth}"],
+                )
         return self
 
     # ---- helpers ----------------------------------------------------------------------------
@@ -161,6 +171,12 @@ class Job(BaseModel):
 
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _short(v: Any, limit: int = 80) -> str:
+    """repr of a bad value, cut to one short line (a 5 MB value must not become a 5 MB message)."""
+    r = " ".join(repr(v).split())
+    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 def _one_line(e: ValidationError) -> BadInput:
@@ -179,9 +195,9 @@ def _one_line(e: ValidationError) -> BadInput:
         fields.remove("arch")
         return BadInput(f"{loc}: unknown field; accepted: {', '.join(fields)}", field=loc, accepted=fields)
     if "literal" in err["type"] and accepted:
-        msg = f"got {err.get('input')!r}; accepted: {', '.join(accepted)}"
+        msg = f"got {_short(err.get('input'))}; accepted: {', '.join(accepted)}"
     elif "input" in err and err["type"] not in ("missing",):
-        msg = f"{msg} (got {err['input']!r})"
+        msg = f"{msg} (got {_short(err['input'])})"
     return BadInput(f"{loc}: {msg}", field=loc, accepted=accepted)
 
 
@@ -198,14 +214,13 @@ def load_job(src: str | Path | dict | Job, **overrides: Any) -> Job:
         p = Path(src)
         if not p.exists():
             raise BadInput(f"job: file not found: {p}", field="job")
-        import yaml
+        from gpuquote.safeload import load_yaml
 
         try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except yaml.YAMLError as e:
-            raise BadInput(
-                f"job: not valid YAML/JSON: {' '.join(str(e).split())[:160]}", field="job"
-            ) from None
+            raw = p.read_bytes()
+        except OSError as e:
+            raise BadInput(f"job: cannot read {p} ({type(e).__name__})", field="job") from None
+        data = load_yaml(raw, "job")
         if not isinstance(data, dict):
             raise BadInput("job: the file must hold a mapping of job fields", field="job")
     data.update({k: v for k, v in overrides.items() if v is not None})

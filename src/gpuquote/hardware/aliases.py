@@ -170,6 +170,31 @@ def _parse(c: str) -> str | None:
     return None
 
 
+_COUNT_LEAD = re.compile(r"^\s*\d{1,3}\s*(?:[x×]\s+|[*×]\s*|x(?=[a-z]))", re.IGNORECASE)
+_COUNT_TAIL = re.compile(r"\s+(?:[x×*]\s*\d{1,3}|\d{1,3}\s*[x×*]|\(\s*[x×*]?\s*\d{1,3}\s*\))\s*$", re.IGNORECASE)
+_SPLIT = re.compile(r"[\s\-_/,+()]+")
+_MEM_TOKEN = re.compile(r"\d{2,3}(?:g|gb|gib)")
+_VARIANT_TOKEN = re.compile(r"sxm\d?|pcie(?:gen\d)?|nvl|nvlink|hbm\d?e?|hgx|dgx|mega")
+
+
+def reorder(name: str) -> str | None:
+    """The name's tokens in the order the rules read them (model, memory, form), counts dropped.
+
+    Vendors and users write the same GPU in any order: "H200 SXM 141GB", "SXM5 H100 80G",
+    "8*A100 80G", "A100 80G PCIe x8". None when reordering changes nothing.
+    """
+    s = _STRIP_WORDS.sub(" ", name.lower())
+    s = _COUNT_TAIL.sub(" ", _COUNT_LEAD.sub(" ", s))
+    s = re.sub(r"(\d+)\s+(gb|gib|g)\b", r"\1\2", s)
+    model, mem, var = [], [], []
+    for tok in _SPLIT.split(s):
+        if not tok or tok in _IGNORABLE:
+            continue
+        (mem if _MEM_TOKEN.fullmatch(tok) else var if _VARIANT_TOKEN.fullmatch(tok) else model).append(tok)
+    out = " ".join(model + mem + var)
+    return out if model and compact(out) != compact(name) else None
+
+
 @lru_cache(maxsize=4096)
 def resolve(name: str) -> Resolved:
     """Resolve any spelling to a SKU or family id; BadInput with the closest matches if unknown."""
@@ -180,6 +205,10 @@ def resolve(name: str) -> Resolved:
     gid = idx.exact.get(c)
     if gid is None:
         gid = _parse(c)
+    if gid is None or gid not in idx.groups:
+        r = reorder(str(name))
+        if r is not None:
+            gid = idx.exact.get(compact(r)) or _parse(compact(r))
     if gid is None or gid not in idx.groups:
         names = [k for k, v in idx.groups.items() if len(v) > 1 or k == v[0]]
         close = difflib.get_close_matches(str(name).lower(), names, n=4, cutoff=0.5)

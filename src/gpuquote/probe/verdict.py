@@ -49,7 +49,6 @@ def _cell(v: str) -> Any:
 
 
 def _read_quotes(path: Path) -> list[dict]:
-    import yaml
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -72,10 +71,9 @@ def _read_quotes(path: Path) -> list[dict]:
                 d[parts[-1]] = val
             rows.append(q)
         return rows
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise BadInput(f"quote: {path} is not valid YAML ({str(e).splitlines()[0]})", field="quote") from None
+    from gpuquote.safeload import load_yaml
+
+    data = load_yaml(text, "quote")
     if isinstance(data, dict) and isinstance(data.get("quotes"), list):
         return [q for q in data["quotes"] if isinstance(q, dict)]
     if isinstance(data, list):

@@ -29,7 +29,7 @@ def _quote_rows(paths: list[str], rate_overrides: dict | None) -> tuple[list[dic
     rows, errors = [], []
     for p in paths:
         parsed = read_quote_file(p, rate_overrides)
-        errors += [e.to_dict() for e in parsed.errors]
+        errors += [{**e.to_dict(), "file": str(p)} for e in parsed.errors]
         for q in parsed.quotes:
             bad = contradictions(q.facts(), run_checklist(q.facts()))
             if bad:  # a 40 GB card sold as 80 GB is never ranked (its memory, and so its fit, is unknown)
@@ -40,7 +40,7 @@ def _quote_rows(paths: list[str], rate_overrides: dict | None) -> tuple[list[dic
                 rows.append(row_from_offer(q.to_offer(source=f"quote:{Path(p).name}", overrides=rate_overrides),
                                            rate_overrides))
             except BadInput as e:
-                errors.append({"id": q.id, "message": str(e)})
+                errors.append({"id": q.id, "line": q.line, "message": str(e), "file": str(p)})
     return rows, errors
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuquote.errors import BadInput
-from gpuquote.offers.checklist import CHECKLIST_ITEMS, advisories, differences, run_checklist
+from gpuquote.offers.checklist import CHECKLIST_ITEMS, differences, run_checklist
 from gpuquote.offers.currency import parse_overrides
 from gpuquote.offers.forms import GRANULARITY_S, HOURS_PER_MONTH, check_utilisation
 from gpuquote.offers.likeforlike import compare, contradiction_text, contradictions, price_form
@@ -55,14 +55,8 @@ def _price_text(q: Quote) -> str:
 
 def quote_report(q: Quote, utilisation: float, overrides: dict[str, float]) -> dict:
     """Everything `quote check` says about one quote, except comparability (needs the others)."""
-    pr = q.prices(utilisation, overrides)
-    items = run_checklist(q.facts())
-    unit = "mig_slice" if q.mig_profile else "shared_gpu" if q.exclusive == "shared" else "gpu"
-    tco = pr["tco"]
-    assumptions = list(tco.assumptions) if tco else []
-    if q.billing_granularity_s is None and q.form != "purchase":
-        assumptions.append(f"billing granularity not stated: one {q.price.per if q.price.per != 'once' else 'term'} "
-                           "assumed")
+    a = q.assess(utilisation, overrides)
+    pr, items, unit, tco = a.prices, a.checklist, a.unit, a.prices["tco"]
     node_h = pr["usd_per_node_hour"]
     out = {
         "id": q.id, "vendor": q.vendor, "gpu": q.gpu, "gpu_id": q.gpu_id, "gpu_count": q.gpu_count, "form": q.form,
@@ -80,7 +74,7 @@ def quote_report(q: Quote, utilisation: float, overrides: dict[str, float]) -> d
         "checklist": [i.to_dict() for i in items],
         "summary": {s: sum(1 for i in items if i.status == s) for s in ("ok", "missing", "mismatch")},
         "comparable_with": [], "differs_from": {},
-        "advisories": advisories(q.facts()), "assumptions": assumptions, "warnings": list(q.warnings) + pr["notes"],
+        "advisories": a.advisories, "assumptions": a.assumptions, "warnings": a.warnings,
         "line": q.line,
     }
     if unit == "mig_slice":

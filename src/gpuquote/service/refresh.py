@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from gpuquote.errors import BadInput, StoreError
+from gpuquote.i18n import t
 from gpuquote.sources import registry
 from gpuquote.sources.base import ParseResult
 from gpuquote.sources.http import FetchError, Http, Raw, make_client
@@ -49,7 +50,8 @@ def _store(engine, adapter: registry.Adapter, results: list[ParseResult], raw: l
                 "raw_files": [n for n, _, _ in blobs], "corrections": dict(res.corrections), "forced": force}
         r = import_offers(engine, res.source, res.offers, repaired=res.repaired, skipped=res.skipped,
                           skip_reasons=dict(res.skip_reasons.most_common()), provenance=prov, raw=blobs,
-                          check=not force, fetched_at=res.fetched_at or fetched_at, checks=_checks(adapter))
+                          check=not force, fetched_at=res.fetched_at or fetched_at, checks=_checks(adapter),
+                          skip_examples=dict(res.skip_examples))
         d = r.to_dict()
         d.update({"corrections": dict(res.corrections), "fetched_at": (res.fetched_at or fetched_at).isoformat(),
                   "mode": mode, "raw_files": len(blobs)})
@@ -63,27 +65,110 @@ def _combine(name: str, parts: list[dict]) -> dict:
         return {**parts[0], "results": parts}
     statuses = {p["status"] for p in parts}
     skip: dict[str, int] = {}
+    examples: dict[str, str] = {}
     for p in parts:
         for k, v in p["skip_reasons"].items():
             skip[k] = skip.get(k, 0) + v
+        for k, v in (p.get("skip_examples") or {}).items():
+            examples.setdefault(k, v)
     return {"source": name, "snapshot_id": None, "status": statuses.pop() if len(statuses) == 1 else "partial",
             "imported": sum(p["imported"] for p in parts), "repaired": sum(p["repaired"] for p in parts),
-            "skipped": sum(p["skipped"] for p in parts), "skip_reasons": skip,
+            "skipped": sum(p["skipped"] for p in parts), "skip_reasons": skip, "skip_examples": examples,
             "reasons": [f"{p['source']}: {r}" for p in parts for r in p["reasons"]], "results": parts}
 
 
-_NOTE_SUFFIXES = {".md", ".txt", ".rst"}
+_NOTE_SUFFIXES = {".md", ".txt", ".rst", ".headers"}
+#: What a folder of a source's pages holds (named when a folder holds none).
+_LOOKS_FOR = {"skypilot": "<cloud>/vms.csv files", "aws": "*.json or *.csv price-list files (.gz ok)"}
+#: fetched_at of an import whose data says nothing and no --fetched-at: shown as "date unknown", stale.
+DATE_UNKNOWN = datetime(1970, 1, 1, tzinfo=UTC)
+_STAMP_KEYS = re.compile(rb'"(publicationDate|fetched_at|fetchedAt|generated_at|generatedAt|retrieved_at|'
+                         rb'timestamp)"\s*:\s*"([^"]{8,40})"')
+_NOTE_DATE = re.compile(r"(?:fetched|downloaded|retrieved|copied|snapshot|mirror(?:ed)?)\D{0,40}?"
+                        r"(\d{4}-\d{2}-\d{2})", re.IGNORECASE)
+_NAME_DATE = re.compile(r"(?<!\d)(20\d{2}-\d{2}-\d{2})(?!\d)")
 
 
-def read_raw(path: Path, source: str) -> tuple[list[Raw], datetime]:
-    """A downloaded response (one file, or a folder of pages read in name order) and its mtime."""
+def parse_fetched_at(text: str | None) -> datetime | None:
+    """--fetched-at: an ISO date or date-time (UTC unless it says otherwise); BadInput names the flag."""
+    if text is None or not str(text).strip():
+        return None
+    try:
+        d = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise BadInput(t("hostile.fetched_at_bad", text=text), field="fetched_at",
+                       accepted=["YYYY-MM-DD", "ISO date-time"]) from None
+    d = d if d.tzinfo else d.replace(tzinfo=UTC)
+    if d > datetime.now(UTC) + timedelta(days=1):
+        raise BadInput(t("hostile.fetched_at_future", date=d.date()), field="fetched_at")
+    return d
+
+
+def _as_utc(text: str) -> datetime | None:
+    from email.utils import parsedate_to_datetime
+
+    text = text.strip()
+    try:
+        d = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            d = parsedate_to_datetime(text)  # an HTTP Date header: "Tue, 01 Dec 2026 09:00:00 GMT"
+        except (TypeError, ValueError, IndexError):
+            return None
+    d = d if d.tzinfo else d.replace(tzinfo=UTC)
+    return d if datetime(2000, 1, 1, tzinfo=UTC) < d <= datetime.now(UTC) + timedelta(days=1) else None
+
+
+def header_time(files: list[Path]) -> tuple[datetime | None, str | None]:
+    """The HTTP `Date` header saved beside a page (`curl -D page.json.headers -o page.json`): the fetch time."""
+    dates: list[tuple[datetime, str]] = []
+    for f in files:
+        h = f.with_name(f.name + ".headers")
+        if h.is_file():
+            for line in h.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.lower().startswith("date:") and (d := _as_utc(line[5:])):
+                    dates.append((d, f"HTTP Date header ({h.name})"))
+    return max(dates) if dates else (None, None)
+
+
+def data_time(path: Path, files: list[Path], raw: list[Raw]) -> tuple[datetime | None, str | None]:
+    """When the data is as of, from the data itself, and how we know; (None, None) if it does not say.
+
+    A timestamp inside the response (AWS `publicationDate`, a `fetched_at` field), a date in the notes
+    beside the pages (SOURCE.md: "mirrored 2026-05-20") or in the folder's name (SkyPilot mirror
+    folders). Never the file's mtime: a copy or a checkout stamps that with today.
+    """
+    dates: list[tuple[datetime, str]] = []
+    for name, _, body in raw:
+        m = _STAMP_KEYS.search(body[:65536])
+        if m and (d := _as_utc(m.group(2).decode("ascii", "replace"))):
+            dates.append((d, f"{m.group(1).decode()} in {name}"))
+    if dates:
+        return max(dates)
+    base = path if path.is_dir() else path.parent
+    for folder in (base, base.parent):
+        for note in sorted(folder.glob("*.md")):
+            m = _NOTE_DATE.search(note.read_text(encoding="utf-8", errors="replace")[:20000])
+            if m and (d := _as_utc(m.group(1))):
+                return d, f"{note.name}"
+    for part in (path.name, base.name, base.parent.name):
+        m = _NAME_DATE.search(part)
+        if m and (d := _as_utc(m.group(1))):
+            return d, f"folder name {part}"
+    return None, None
+
+
+def read_raw(path: Path, source: str) -> tuple[list[Raw], datetime | None, str | None]:
+    """A downloaded response (one file, or a folder of pages read in name order) and its fetch time when a
+    saved HTTP Date header says it (see header_time)."""
     path = Path(path)
     if path.is_dir():
-        # notes kept beside the pages (README.md, SOURCES.md) are not responses
+        # notes kept beside the pages (README.md, SOURCES.md) and saved headers are not responses
         files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")
                        and p.suffix.lower() not in _NOTE_SUFFIXES)
         if not files:
-            raise BadInput(f"{source}: folder {path} holds no response file", field="PATH")
+            raise BadInput(t("hostile.empty_folder", source=source, path=path,
+                             looked=_LOOKS_FOR.get(source, "*.json or *.json.gz response pages")), field="PATH")
         if len(files) > MAX_IMPORT_FILES:
             raise BadInput(f"{source}: folder {path} holds {len(files)} files (at most {MAX_IMPORT_FILES})",
                            field="PATH")
@@ -104,8 +189,8 @@ def read_raw(path: Path, source: str) -> tuple[list[Raw], datetime]:
         # a lone file keeps its folder name: SkyPilot's <cloud>/vms.csv says the cloud that way
         name = f.relative_to(path).as_posix() if path.is_dir() else f"{f.parent.name}/{f.name}".lstrip("/")
         raw.append((name, _CTYPES.get(f.suffix.lower(), "application/octet-stream"), body))
-    mtime = max(f.stat().st_mtime for f in files)
-    return raw, datetime.fromtimestamp(mtime, UTC)
+    when, how = header_time(files)
+    return raw, when, how
 
 
 def import_source(source: str, path: str | Path, *, force: bool = False, fetched_at: datetime | None = None) -> dict:
@@ -114,10 +199,18 @@ def import_source(source: str, path: str | Path, *, force: bool = False, fetched
     Returns {source, snapshot_id, status, imported, repaired, skipped, skip_reasons, reasons, results}.
     """
     adapter = registry.get(source)
-    raw, mtime = read_raw(Path(path), adapter.name)
-    ts = fetched_at or mtime
+    raw, when, how = read_raw(Path(path), adapter.name)
+    # the fetch time (saved HTTP Date header), else what the user says (--fetched-at), else what the data is
+    # as of (a timestamp inside it, its notes, its folder's name), else "date unknown" (stale); never the mtime
+    if when is None and fetched_at is not None:
+        when, how = fetched_at, "--fetched-at"
+    if when is None:
+        when, how = data_time(Path(path), [Path(path)], raw)
+    ts = when or DATE_UNKNOWN
+    how = how or "date unknown"
     results = adapter.parse(raw, ts)
-    prov = {"files": [{"name": n, "sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for n, _, b in raw]}
+    prov = {"files": [{"name": n, "sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for n, _, b in raw],
+            "fetched_at_from": how, "fetched_at_known": ts != DATE_UNKNOWN}
     parts = _store(_engine(), adapter, results, raw, mode="import", fetched_at=ts, provenance=prov, force=force)
     return _combine(adapter.name, parts)
 
@@ -198,7 +291,13 @@ def _refresh_one(a: registry.Adapter, client, env, sleep, tick: Progress, force:
         tick(a.name, "done", "error")
         return [{"source": a.name, "status": "error", "error": str(e), "field": e.field}]
     tick(a.name, "store", f"{sum(len(r.offers) for r in results)} offers")
-    prov = {"endpoint": a.endpoint, "urls": http.urls[:50], "requests": len(http.urls)}
+    served = [d for d in (_as_utc(x) for x in http.dates) if d]
+    if served:  # the server's clock, not ours: the time the data is as of
+        fetched_at = max(served)
+        for r in results:
+            r.fetched_at = fetched_at if r.fetched_at is None or r.fetched_at > fetched_at else r.fetched_at
+    prov = {"endpoint": a.endpoint, "urls": http.urls[:50], "requests": len(http.urls), "http_dates": http.dates[:50],
+            "fetched_at_from": "HTTP Date header" if served else "fetch time"}
     parts = _store(_engine(), a, results, raw, mode="fetch", fetched_at=fetched_at, provenance=prov, force=force)
     tick(a.name, "done", ", ".join(f"{p['source']} {p['status']}" for p in parts))
     return parts

@@ -22,7 +22,16 @@ from datetime import datetime
 
 from gpuquote.offers import InterNode, Price
 from gpuquote.sources.base import ParseResult, gpu_fields
-from gpuquote.sources.common import add_unique, build, currency_or_skip, fact_notes, load_json, num, price_or_skip
+from gpuquote.sources.common import (
+    add_unique,
+    build,
+    csv_rows,
+    currency_or_skip,
+    fact_notes,
+    load_json,
+    num,
+    price_or_skip,
+)
 from gpuquote.sources.http import Http, Raw
 
 NAME = "aws"
@@ -87,7 +96,7 @@ def parse(raw: list[Raw], fetched_at: datetime) -> list[ParseResult]:
 
 
 def _csv_rows(text: str, name: str, result: ParseResult):
-    reader = csv.reader(io.StringIO(text))
+    reader = csv_rows(csv.reader(io.StringIO(text)), result)
     header = None
     for fields in reader:
         # the header row by name: trimmed excerpts of the offer file may drop SKU or other columns
@@ -130,8 +139,8 @@ def _price_list_doc(doc) -> dict | None:
     for item in items:
         if isinstance(item, str):
             try:
-                item = json.loads(item)
-            except ValueError:
+                item = json.loads(item) if len(item) < 2**20 else None
+            except (ValueError, RecursionError):
                 continue
         if not isinstance(item, dict) or not isinstance(item.get("product"), dict):
             continue

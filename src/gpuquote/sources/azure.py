@@ -103,12 +103,14 @@ def parse(raw: list[Raw], fetched_at: datetime) -> list[ParseResult]:
             best[offer.id] = (start, offer)
         else:
             result.corrections["older meter of the same size replaced by a newer one"] += 1
+    result.row = None
     add_unique(result, [o for _, o in best.values()])
     return [result]
 
 
 def _offer(it: dict, result: ParseResult, fetched_at: datetime):
     sku = str(it.get("armSkuName") or "").strip()
+    result.row = ", ".join(str(x)[:60] for x in (sku or it.get("skuName") or "?", it.get("armRegionName") or "?"))
     if not sku:
         result.skip("missing armSkuName")
         return None

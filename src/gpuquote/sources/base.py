@@ -24,17 +24,24 @@ class ParseResult:
     provenance: dict = field(default_factory=dict)
     fetched_at: datetime | None = None
     raw: list[tuple[str, str, bytes]] = field(default_factory=list)
+    #: One example row per skip reason ("retailPrice -5 (Standard_NC24ads_A100_v4, eastus)"), so a refusal
+    #: can show what it refused; `row` is the row being parsed, set by the adapter.
+    skip_examples: dict[str, str] = field(default_factory=dict)
+    row: str | None = None
 
     @property
     def skipped(self) -> int:
         return sum(self.skip_reasons.values())
 
-    def skip(self, reason: str) -> None:
+    def skip(self, reason: str, detail: str | None = None) -> None:
         self.skip_reasons[reason] += 1
+        if reason not in self.skip_examples and (detail or self.row):
+            self.skip_examples[reason] = " ".join(x for x in (detail, f"({self.row})" if self.row else None) if x)
 
     def summary(self) -> dict:
         return {"source": self.source, "imported": len(self.offers), "repaired": self.repaired,
                 "skipped": self.skipped, "skip_reasons": dict(self.skip_reasons.most_common()),
+                "skip_examples": dict(self.skip_examples),
                 "corrections": dict(self.corrections.most_common())}
 
 

@@ -7,26 +7,68 @@ counted reason, never guessed.
 
 from __future__ import annotations
 
-import json
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import t
 from gpuquote.offers import Offer
 from gpuquote.sources.base import GpuFields, ParseResult
 from gpuquote.sources.http import Raw
 
 
 def load_json(source: str, item: Raw) -> Any:
+    from gpuquote.safeload import load_json as bounded_json
+
     name, _, body = item
+    head = body[:2048].lstrip().lower()
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<?xml", b"<")):
+        m = re.search(rb"<title[^>]*>(.*?)</title>", body[:65536], re.IGNORECASE | re.DOTALL)
+        title = " ".join(m.group(1).decode("utf-8", "replace").split())[:80] if m else "no title"
+        raise BadInput(t("hostile.html_page", source=source, name=name, title=title), field="PATH")
     try:
-        return json.loads(body.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise BadInput(f"{source}: {name} is not a JSON response ({str(e).splitlines()[0][:120]})",
+        doc = bounded_json(body, name, max_depth=None)
+    except BadInput as e:
+        raise BadInput(f"{source}: {name} is not a JSON response ({str(e).removeprefix(name + ': ')[:160]})",
                        field="PATH") from None
+    error_body(source, name, doc)
+    return doc
+
+
+_KEY_WORDS = re.compile(r"api[ _-]?key|unauthori[sz]ed|forbidden|authenticat|invalid token|access denied|"
+                        r"credential", re.IGNORECASE)
+
+
+def _message(v: Any) -> str:
+    if isinstance(v, dict):
+        v = v.get("message") or v.get("detail") or v.get("error_description") or v.get("code") or v
+    if isinstance(v, list) and v:
+        return _message(v[0])
+    return " ".join(str(v).split())[:160]
+
+
+def error_body(source: str, name: str, doc: Any) -> None:
+    """Raise BadInput naming a provider's error answer (GraphQL `errors`, `{"error": ...}`, a refused key).
+
+    Such a body parses as JSON but holds no prices; said plainly, it is not mistaken for an empty list.
+    """
+    if not isinstance(doc, dict):
+        return
+    if isinstance(doc.get("errors"), list) and doc["errors"] and not doc.get("data"):
+        msg = _message(doc["errors"])
+        key = "hostile.api_key" if _KEY_WORDS.search(msg) else "hostile.graphql_errors"
+        raise BadInput(t(key, source=source, name=name, message=msg), field="PATH")
+    err = doc.get("error") or (doc.get("message") if len(doc) <= 3 and "message" in doc else None)
+    data_keys = {"data", "Items", "items", "value", "offers", "products", "skus", "instances", "terms"}
+    if err and not (data_keys & set(doc)):
+        msg = _message(err)
+        key = "hostile.api_key" if _KEY_WORDS.search(msg) or _KEY_WORDS.search(str(doc.get("code", ""))) \
+            else "hostile.api_error"
+        raise BadInput(t(key, source=source, name=name, message=msg), field="PATH")
 
 
 def records(doc: Any, keys: tuple[str, ...]) -> list[Any]:
@@ -73,14 +115,15 @@ def price_or_skip(result: ParseResult, value: Any, what: str = "price") -> float
         result.skip(f"missing {what}")
         return None
     x = num(value)
+    shown = " ".join(repr(value).split())[:40]
     if x is None:
-        result.skip(f"{what} is not a number")
+        result.skip(f"{what} is not a number", f"{what} {shown}")
         return None
     if x < 0:
-        result.skip(f"negative {what}")
+        result.skip(f"negative {what}", f"{what} {shown}")
         return None
     if x == 0:
-        result.skip(f"zero {what} (not offered)")
+        result.skip(f"zero {what} (not offered)", f"{what} {shown}")
         return None
     return x
 
@@ -134,3 +177,20 @@ def currency_or_skip(result: ParseResult, code: Any, default: str = "USD") -> st
         result.skip(f"unknown currency {cur}")
         return None
     return cur
+
+
+def csv_rows(reader: Iterable, result: ParseResult):
+    """Rows of a csv reader; a row the csv module cannot read (a 5 MB cell, a NUL byte) is skipped and
+    counted instead of ending the import with an internal error."""
+    import csv
+
+    it = iter(reader)
+    while True:
+        try:
+            row = next(it)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            result.skip(f"unreadable CSV row ({' '.join(str(e).split())[:80]})")
+            continue
+        yield row

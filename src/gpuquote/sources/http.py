@@ -52,6 +52,7 @@ class Http:
     retries: int = RETRIES
     on_request: Callable[[str], None] | None = None
     urls: list[str] = field(default_factory=list)  # what was fetched (safe form), for provenance
+    dates: list[str] = field(default_factory=list)  # each response's HTTP Date header, stored with the snapshot
 
     def get(self, url: str, **kw) -> httpx.Response:
         return self.request("GET", url, **kw)
@@ -79,6 +80,8 @@ class Http:
                         if i < head or keep(line):
                             out.append(line)
                     self.urls.append(safe_url(url))
+                    if resp.headers.get("date"):
+                        self.dates.append(resp.headers["date"])
                     if self.on_request:
                         self.on_request(safe_url(url))
                     return ("\n".join(out) + "\n").encode("utf-8")
@@ -112,6 +115,8 @@ class Http:
             else:
                 if resp.status_code < 400:
                     self.urls.append(safe_url(resp.request.url if resp.request else url))
+                    if resp.headers.get("date"):
+                        self.dates.append(resp.headers["date"])
                     if self.on_request:
                         self.on_request(safe_url(url))
                     return resp

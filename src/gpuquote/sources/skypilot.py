@@ -22,6 +22,7 @@ from gpuquote.errors import BadInput
 from gpuquote.hardware import load_gpus
 from gpuquote.offers import InterNode, Offer, Price
 from gpuquote.sources.base import ParseResult, gpu_fields
+from gpuquote.sources.common import csv_rows
 
 HOSTED_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{cloud}/vms.csv"
 REQUIRED = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price")
@@ -55,13 +56,15 @@ def read_rows(text: str, result: ParseResult) -> tuple[list[str], list[dict]]:
         header = [h.strip() for h in next(reader)]
     except StopIteration:
         raise BadInput("skypilot: empty catalog file", field="PATH") from None
+    except csv.Error as e:
+        raise BadInput(f"skypilot: the header row is not CSV ({e})", field="PATH") from None
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise BadInput(f"skypilot: not a SkyPilot vms.csv: missing column(s) {', '.join(missing)}; expected "
                        f"{', '.join(REQUIRED)}, ...", field="PATH")
     rows = []
     gen = header.index("Generation") if "Generation" in header else None
-    for fields in reader:
+    for fields in csv_rows(reader, result):
         if not fields:
             continue
         if len(fields) == len(header) + 1 and gen is not None and fields[gen] == "V1" and fields[gen + 1] == "V2":
@@ -77,14 +80,24 @@ def read_rows(text: str, result: ParseResult) -> tuple[list[str], list[dict]]:
 def _gpu_info(info: str) -> dict:
     if not info or not info.startswith("{"):
         return {}
-    try:
-        d = ast.literal_eval(info)
-    except (ValueError, SyntaxError):
-        try:
-            d = json.loads(info)
-        except ValueError:
-            return {}
+    d = _literal(info)
     return d if isinstance(d, dict) else {}
+
+
+MAX_INFO_CHARS = 4096  # a GpuInfo cell is ~200 characters; a longer one is not parsed (hostile CSV)
+
+
+def _literal(info: str):
+    """A GpuInfo cell (a Python or JSON literal) parsed within bounds; None when it is not one."""
+    if len(info) > MAX_INFO_CHARS:
+        return None
+    try:
+        return ast.literal_eval(info)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        try:
+            return json.loads(info)
+        except (ValueError, RecursionError):
+            return None
 
 
 def _gpu_info_name(info: str) -> str | None:

@@ -30,11 +30,12 @@ class ImportResult:
     skipped: int = 0
     skip_reasons: dict[str, int] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    skip_examples: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"source": self.source, "snapshot_id": self.snapshot_id, "status": self.status,
                 "imported": self.imported, "repaired": self.repaired, "skipped": self.skipped,
-                "skip_reasons": self.skip_reasons, "reasons": self.reasons}
+                "skip_reasons": self.skip_reasons, "reasons": self.reasons, "skip_examples": self.skip_examples}
 
 
 def _now() -> str:
@@ -44,7 +45,8 @@ def _now() -> str:
 def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired: int = 0, skipped: int = 0,
                   skip_reasons: dict[str, int] | None = None, provenance: dict | None = None,
                   raw: list[tuple[str, str, bytes]] | None = None, check: bool = True,
-                  fetched_at: datetime | None = None, checks: integrity.Checks | None = None) -> ImportResult:
+                  fetched_at: datetime | None = None, checks: integrity.Checks | None = None,
+                  skip_examples: dict[str, str] | None = None) -> ImportResult:
     """Store one snapshot of `source`; it becomes current only if it passes the integrity checks."""
     from gpuquote.store.rows import offer_to_row
 
@@ -83,8 +85,34 @@ def import_offers(engine: Engine, source: str, offers: list[Offer], *, repaired:
             upd = c.execute(schema.current.update().where(schema.current.c.source == source).values(snapshot_id=sid))
             if upd.rowcount == 0:
                 c.execute(schema.current.insert().values(source=source, snapshot_id=sid))
+            shadow_duplicates(c)
     _refresh_statistics(engine)
-    return ImportResult(source, sid, status, len(offers), repaired, skipped, skip_reasons, reasons)
+    return ImportResult(source, sid, status, len(offers), repaired, skipped, skip_reasons, reasons,
+                        dict(skip_examples or {}))
+
+
+#: is_current values: 0 history, 1 current and shown, 2 current in its source's snapshot but shadowed by a
+#: fresher row of another source for the same offer (provider, region, sku, spot): kept, never listed.
+SHADOWED = 2
+_SHADOW_SQL = (
+    "UPDATE offers SET is_current = 2 WHERE is_current = 1 AND EXISTS (SELECT 1 FROM offers o2 "
+    "WHERE o2.is_current IN (1, 2) AND o2.provider = offers.provider AND o2.region = offers.region "
+    "AND o2.sku = offers.sku AND o2.spot = offers.spot AND o2.source <> offers.source "
+    "AND (o2.fetched_at > offers.fetched_at OR (o2.fetched_at = offers.fetched_at AND o2.source > offers.source)))"
+)
+
+
+def shadow_duplicates(c) -> None:
+    """One current row per offer: when two sources price the same (provider, region, sku, spot), the
+    freshest is shown (ties: the later source name), the others stay current in their snapshots (is_current 2).
+
+    Recomputed over all current rows after each publish, so that a source going stale or being replaced
+    brings the other back.
+    """
+    from sqlalchemy import text
+
+    c.execute(text("UPDATE offers SET is_current = 1 WHERE is_current = 2"))
+    c.execute(text(_SHADOW_SQL))
 
 
 def _refresh_statistics(engine: Engine) -> None:

@@ -20,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from gpuquote.errors import BadInput
 from gpuquote.service.encoding import dumps
 from gpuquote.web import common
+from gpuquote.web.deadline import RequestDeadline
 from gpuquote.web.middleware import BodyLimit, ResponseCache, SecurityHeaders
 
 HERE = Path(__file__).parent
@@ -132,6 +133,7 @@ def create_app(max_body_bytes: int | None = None) -> FastAPI:
     app.add_middleware(ResponseCache, paths=("/api/offers", "/api/gpus", "/api/history", "/api/plan",
                                              "/api/estimate", "/api/examples"))
     app.add_middleware(BodyLimit, max_bytes=limit)
+    app.add_middleware(RequestDeadline)  # outermost: the time limit covers reading the body too
     return app
 
 

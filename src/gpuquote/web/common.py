@@ -95,14 +95,11 @@ def parse_job(job: dict | None = None, job_yaml: str | None = None, ex_id: str |
 
 
 def parse_yaml_mapping(text: str, field: str) -> dict:
-    import yaml
+    from gpuquote.safeload import load_yaml
 
     if len(text) > MAX_TEXT_CHARS:
         raise BadInput(f"{field}: at most {MAX_TEXT_CHARS} characters", field=field)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise BadInput(f"{field}: not valid YAML/JSON: {' '.join(str(e).split())[:160]}", field=field) from None
+    data = load_yaml(text, field)
     if not isinstance(data, dict):
         raise BadInput(f"{field}: must be a mapping of job fields (kind, model, ...)", field=field)
     return data
