@@ -192,7 +192,7 @@ def _evaluate_offers(rule: dict) -> dict:
         reader.close()
     rows = [r for r in rows if r["usd_per_gpu_hour"] is not None and (limit is None or r["usd_per_gpu_hour"] < limit)]
     if rule.get("available"):
-        rows = [r for r in rows if r.get("available") is True]
+        rows = [r for r in rows if r.get("available") not in (None, False, 0)]  # SQLite returns 1 for true
     prices = {r["offer_id"]: round(float(r["usd_per_gpu_hour"]), 6) for r in rows}
     best = min(prices.values()) if prices else None
     return {"state": {"offers": prices, "best_usd": best}, "value_usd": best, "below": bool(prices),
@@ -247,7 +247,8 @@ def payload(rule: dict, ev: dict, crossed: list[str], lang: str | None = None) -
             r = by_id[oid]
             offers.append({"offer_id": oid, "provider": r["provider"], "region": r["region"], "sku": r["sku"],
                            "gpu_id": r["gpu_id"], "gpu_count": r["gpu_count"], "spot": r["spot"],
-                           "available": r.get("available"), "usd_per_gpu_hour": r["usd_per_gpu_hour"],
+                           "available": None if r.get("available") is None else bool(r["available"]),
+                           "usd_per_gpu_hour": r["usd_per_gpu_hour"],
                            "price_per_gpu_hour": _in(r["usd_per_gpu_hour"], cur),
                            "old_usd_per_gpu_hour": (prev.get("offers") or {}).get(oid), "source": r["source"],
                            "fetched_at": r["fetched_at"]})
