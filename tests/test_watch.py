@@ -302,3 +302,22 @@ def test_available_again_rule(cli, tmp_path):
     assert json.loads(cli("watch", "run", "--json").stdout)["notified"] == 0
     snapshot(rented=False)
     assert json.loads(cli("watch", "run", "--json").stdout)["notified"] == 1
+
+
+def test_an_offer_that_falls_under_the_threshold_reports_the_price_it_came_from(tmp_path):
+    from gpuquote.service.quotes import import_quotes
+    from gpuquote.service.watch import add_watch, run_watches
+
+    p = tmp_path / "idc.yaml"
+    p.write_text(QUOTE.format(id="idc-x", amount=16.0), encoding="utf-8")  # 2 USD per GPU-hour
+    import_quotes(p)
+    add_watch("fall", offers={"gpu": "a100-80gb-sxm4", "region": "test"}, below=1.0)
+    assert run_watches()["notified"] == 0
+    p.write_text(QUOTE.format(id="idc-x", amount=6.0), encoding="utf-8")  # the same offer at 0.75
+    import_quotes(p)
+    res = run_watches()["results"][0]
+    assert res["crossed"] == ["idc-x"]
+    o = res["notification"]["offers"][0]
+    assert o["old_usd_per_gpu_hour"] == 2.0 and o["usd_per_gpu_hour"] == 0.75
+    assert res["notification"]["old"]["value_usd"] is None and res["notification"]["new"]["value_usd"] == 0.75
+    assert run_watches()["notified"] == 0

@@ -26,6 +26,7 @@ COVERS = ("power", "hosting", "storage", "egress", "support")
 NET_STEPS = (100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0)
 NET_SLACK = 1.03
 HOURS_PER_MONTH = 730.0
+LINK_SHORT = {"nvswitch": "NVSwitch", "nvlink": "NVLink", "pcie": "PCIe", "none": "-"}
 GIB = 2**30
 
 
@@ -123,9 +124,10 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
 
     # 1. GPU SKU and memory
     bw = f"{_n(g.memory_bandwidth_gbs)} GB/s" if g.memory_bandwidth_gbs else "?"
+    gpu_text = t("rfq.val.gpu", lang, id=g.id, mem=_n(g.memory_gib), type=g.memory_type, bw=bw)
     add("gpu", {"id": g.id, "memory_gib": g.memory_gib, "memory_type": g.memory_type,
                 "memory_bandwidth_gbs": g.memory_bandwidth_gbs},
-        f"{g.id} ({_n(g.memory_gib)} GiB {g.memory_type}, {bw})",
+        gpu_text,
         t("rfq.why.gpu", lang, need=_n(mem_need, 1), mem=_n(g.memory_gib), layout=est.layout or "-"))
     # 2. count per node and nodes
     add("gpu_count", {"gpus_per_node": gpn, "nodes": nodes, "gpus": est.gpus},
@@ -137,15 +139,15 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
     if gpn > 1:
         pcie = estimate(j.model_copy(update={"hardware": None}), hw_with(intra_node="pcie"))
         if link != "pcie" and pcie.fits and pcie.time_hours > hours * 1.02:
-            link_reason = t("rfq.why.link_faster", lang, link=link, hours=_n(hours, 1),
+            link_reason = t("rfq.why.link_faster", lang, link=LINK_SHORT[link], hours=_n(hours, 1),
                             pcie_hours=_n(pcie.time_hours, 1), pct=_n((pcie.time_hours / hours - 1) * 100))
         elif link == "pcie":
             link_reason = t("rfq.why.link_pcie", lang, form=g.form_factor.upper())
         else:
-            link_reason = t("rfq.why.link_little", lang, link=link, pcie_hours=_n(pcie.time_hours, 1),
+            link_reason = t("rfq.why.link_little", lang, link=LINK_SHORT[link], pcie_hours=_n(pcie.time_hours, 1),
                             hours=_n(hours, 1))
     add("form_factor", {"form_factor": g.form_factor, "intra_node": link},
-        f"{g.form_factor_detail}; {t('rfq.link.' + link, lang)}", link_reason)
+        t("rfq.val.form", lang, detail=g.form_factor_detail, link=t(f"rfq.link.{link}", lang)), link_reason)
     # 4. exclusivity
     add("exclusive", True, t("rfq.val.exclusive", lang), t("rfq.why.exclusive", lang, mem=_n(g.memory_gib)))
     # 5. CPU cores
@@ -213,12 +215,13 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
     # 11. what the price covers
     egress = (d.egress_gb or 0.0) if d else 0.0
     store_gb = dataset + kept * ckpt / 1e9
-    add("covers", list(COVERS), ", ".join(t(f"rfq.cover.{c}", lang) for c in COVERS),
+    add("covers", list(COVERS), t("rfq.list_sep", lang).join(t(f"rfq.cover.{c}", lang) for c in COVERS),
         t("rfq.why.covers", lang, store=_n(store_gb, 0), egress=_n(egress, 0)))
 
-    values = {"gpu": f"{g.id}, {_n(g.memory_gib)} GiB {g.memory_type} ({bw})", "mem_need": _n(mem_need, 1),
+    values = {"gpu": gpu_text, "mem_need": _n(mem_need, 1),
               "form": g.form_factor.upper(), "tdp": _n(g.tdp_w), "gpn": gpn, "nodes": nodes, "gpus": est.gpus,
-              "link": t(f"rfq.link.{link}", lang), "cores": cores, "ram": _n(ram), "tb": _n(nvme_tb, 1),
+              "link": LINK_SHORT[link] if link != "none" else t("rfq.link.none", lang), "cores": cores,
+              "ram": _n(ram), "tb": _n(nvme_tb, 1),
               "gbs": _n(max(write_gbs or 0.0, 0.1), 2) if write_gbs else "-",
               "net": (t("rfq.val.network", lang, gbps=_n(net["gbps_per_node"]), per_gpu=_n(net["gbps_per_node"] / gpn))
                       if nodes > 1 else t("rfq.val.network_none", lang)),

@@ -30,6 +30,7 @@ KINDS = ("offers", "plan")
 FILTER_KEYS = ("gpu", "min_gpus", "interconnect", "region", "spot", "provider")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_OFFERS_IN_BODY = 20
+MAX_SEEN = 5000  # offers rules remember the price of at most this many matching offers (the cheapest)
 DEFAULT_PUBLIC_URL = "http://127.0.0.1:8000"
 
 
@@ -187,15 +188,18 @@ def _evaluate_offers(rule: dict) -> dict:
         rows, _ = query_offers(reader, OfferFilter(
             gpu_ids=gpu_filter_ids(f["gpu"])[1] if f.get("gpu") else None, min_gpus=f.get("min_gpus"),
             interconnect=f.get("interconnect"), region=f.get("region"), spot=f.get("spot"),
-            providers=f.get("provider") or None, max_price_usd=limit, sort="price"))
+            providers=f.get("provider") or None, sort="price", limit=MAX_SEEN))
     finally:
         reader.close()
-    rows = [r for r in rows if r["usd_per_gpu_hour"] is not None and (limit is None or r["usd_per_gpu_hour"] < limit)]
+    rows = [r for r in rows if r["usd_per_gpu_hour"] is not None]
     if rule.get("available"):
         rows = [r for r in rows if r.get("available") not in (None, False, 0)]  # SQLite returns 1 for true
-    prices = {r["offer_id"]: round(float(r["usd_per_gpu_hour"]), 6) for r in rows}
+    # every matching offer's price (the cheapest MAX_SEEN), so a crossing reports the price it came from
+    seen = {r["offer_id"]: round(float(r["usd_per_gpu_hour"]), 6) for r in rows}
+    rows = [r for r in rows if limit is None or r["usd_per_gpu_hour"] < limit]
+    prices = {r["offer_id"]: seen[r["offer_id"]] for r in rows}
     best = min(prices.values()) if prices else None
-    return {"state": {"offers": prices, "best_usd": best}, "value_usd": best, "below": bool(prices),
+    return {"state": {"offers": prices, "seen": seen, "best_usd": best}, "value_usd": best, "below": bool(prices),
             "offer_ids": list(prices), "offers": rows}
 
 
@@ -250,7 +254,7 @@ def payload(rule: dict, ev: dict, crossed: list[str], lang: str | None = None) -
                            "available": None if r.get("available") is None else bool(r["available"]),
                            "usd_per_gpu_hour": r["usd_per_gpu_hour"],
                            "price_per_gpu_hour": _in(r["usd_per_gpu_hour"], cur),
-                           "old_usd_per_gpu_hour": (prev.get("offers") or {}).get(oid), "source": r["source"],
+                           "old_usd_per_gpu_hour": (prev.get("seen") or {}).get(oid), "source": r["source"],
                            "fetched_at": r["fetched_at"]})
         cheapest = min((o["price_per_gpu_hour"] for o in offers), default=None)
         event = "available_again" if rule.get("available") else "price_below"
