@@ -321,3 +321,28 @@ def test_an_offer_that_falls_under_the_threshold_reports_the_price_it_came_from(
     assert o["old_usd_per_gpu_hour"] == 2.0 and o["usd_per_gpu_hour"] == 0.75
     assert res["notification"]["old"]["value_usd"] is None and res["notification"]["new"]["value_usd"] == 0.75
     assert run_watches()["notified"] == 0
+
+
+def test_refresh_runs_the_watches_after_a_good_snapshot(cli, tmp_path):
+    """`refresh --from-archive` re-parses the latest archived vast response: a good snapshot, then `watch run`."""
+    bundles = json.loads((ROOT / "tests" / "fixtures" / "vast" / "bundles.json").read_text(encoding="utf-8"))
+    first = tmp_path / "vast-1.json"
+    first.write_text(json.dumps(bundles), encoding="utf-8")
+    assert cli("import", "vast", str(first)).returncode == 0
+    assert cli("watch", "add", "h100", "--offers", "--provider", "vast", "--gpu", "h100", "--below",
+               "1.5").returncode == 0
+    for o in bundles["offers"]:
+        if o["id"] == 12345679:  # 1x H100 PCIe at 2.41 USD/h, now 1.2
+            o["dph_total"] = 1.2
+    second = tmp_path / "vast-2.json"
+    second.write_text(json.dumps(bundles), encoding="utf-8")
+    assert cli("import", "vast", str(second)).returncode == 0  # an import does not run the watches
+    res = cli("refresh", "--source", "vast", "--from-archive", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["results"][0]["status"] == "good"
+    assert out["watch"]["notified"] == 1 and any("12345679" in i for i in out["watch"]["results"][0]["crossed"])
+    again = json.loads(cli("refresh", "--source", "vast", "--from-archive", "--json").stdout)
+    assert again["watch"]["notified"] == 0
+    skipped = json.loads(cli("refresh", "--source", "vast", "--from-archive", "--no-watch", "--json").stdout)
+    assert "watch" not in skipped
