@@ -128,3 +128,14 @@ def test_rfq_strings_exist_in_both_catalogs():
     for k in mine:
         assert re.findall(r"\{(\w+)\}", en[k]) == re.findall(r"\{(\w+)\}", zh[k]) or \
             set(re.findall(r"\{(\w+)\}", en[k])) == set(re.findall(r"\{(\w+)\}", zh[k])), k
+
+
+def test_without_stated_hardware_the_plan_best_on_demand_configuration_is_requested(cli, tmp_path):
+    job = tmp_path / "nohw.yaml"
+    job.write_text("kind: train\nmodel: llama-3.1-8b\nmethod: lora\nprecision: bf16\ntokens: 2.0e8\n", encoding="utf-8")
+    data = json.loads(cli("rfq", str(job), "--format", "json").stdout)
+    plan = json.loads(cli("plan", str(job), "--no-spot", "--top", "1", "--json").stdout)["rows"][0]
+    assert data["basis"]["source"] == "plan" and data["basis"]["offer_id"] == plan["offer_id"]
+    hw = data["hardware"]
+    assert (hw["gpu"], hw["gpus"], hw["gpus_per_node"]) == (plan["estimated_as"], plan["gpus"], plan["gpus_per_node"])
+    assert plan["offer_id"] in data["basis"]["text"]

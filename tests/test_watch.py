@@ -346,3 +346,15 @@ def test_refresh_runs_the_watches_after_a_good_snapshot(cli, tmp_path):
     assert again["watch"]["notified"] == 0
     skipped = json.loads(cli("refresh", "--source", "vast", "--from-archive", "--no-watch", "--json").stdout)
     assert "watch" not in skipped
+
+
+def test_threshold_in_another_currency_is_converted_at_the_dated_rate():
+    from gpuquote.offers.currency import from_usd, to_usd
+    from gpuquote.service.watch import add_watch
+
+    out = add_watch("cny", offers={"gpu": "a100-80gb"}, below=7.0, currency="CNY")
+    limit_usd = to_usd(7.0, "CNY")[0]
+    base = out["baseline"]
+    assert base["value_usd"] < limit_usd and abs(base["value"] - from_usd(base["value_usd"], "CNY")) < 1e-6
+    usd = add_watch("usd", offers={"gpu": "a100-80gb"}, below=round(limit_usd, 6))
+    assert usd["baseline"]["count"] == base["count"]
