@@ -139,3 +139,17 @@ def test_without_stated_hardware_the_plan_best_on_demand_configuration_is_reques
     hw = data["hardware"]
     assert (hw["gpu"], hw["gpus"], hw["gpus_per_node"]) == (plan["estimated_as"], plan["gpus"], plan["gpus_per_node"])
     assert plan["offer_id"] in data["basis"]["text"]
+
+
+def test_online_serving_is_asked_by_the_month(cli, tmp_path):
+    job = str(ROOT / "examples" / "jobs" / "serve-8b-online.yaml")
+    data = json.loads(cli("rfq", job, "--format", "json").stdout)
+    billing = next(r for r in data["requirements"] if r["key"] == "billing")
+    assert billing["value"] == {"per": "month", "granularity": "hour", "term_months": 1}
+    assert data["quote_template"]["price"] == {"amount": None, "currency": "USD", "per": "month", "term_months": 1}
+    text = cli("rfq", job, "--format", "yaml").stdout.replace("amount: null", "amount: 5200", 1)
+    answer = tmp_path / "serve.yaml"
+    answer.write_text(text, encoding="utf-8")
+    res = cli("quote", "check", str(answer), "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["quotes"][0]["checklist"][9]["status"] == "ok"

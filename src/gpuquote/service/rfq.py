@@ -26,6 +26,7 @@ COVERS = ("power", "hosting", "storage", "egress", "support")
 NET_STEPS = (100.0, 200.0, 400.0, 800.0, 1600.0, 3200.0)
 NET_SLACK = 1.03
 HOURS_PER_MONTH = 730.0
+FORM_NAMES = {"pcie": "PCIe", "sxm": "SXM", "oam": "OAM", "other": "other"}
 LINK_SHORT = {"nvswitch": "NVSwitch", "nvlink": "NVLink", "pcie": "PCIe", "none": "-"}
 GIB = 2**30
 
@@ -130,10 +131,15 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
         gpu_text,
         t("rfq.why.gpu", lang, need=_n(mem_need, 1), mem=_n(g.memory_gib), layout=est.layout or "-"))
     # 2. count per node and nodes
+    online = j.kind == "infer" and j.requests_per_s is not None and j.total_requests is None
+    lat = est.latency or {}
+    mg = est.min_gpus if est.min_gpus is not None else "?"
+    count_why = (t("rfq.why.gpu_count_online", lang, min_gpus=mg, gpus=est.gpus, rps=_n(j.requests_per_s, 1),
+                   ttft=_n(lat.get("ttft_ms")), tpot=_n(lat.get("tpot_ms"), 1)) if online
+                 else t("rfq.why.gpu_count", lang, min_gpus=mg, gpus=est.gpus, hours=_n(hours, 1),
+                        gpu_hours=_n(est.gpu_hours, 0)))
     add("gpu_count", {"gpus_per_node": gpn, "nodes": nodes, "gpus": est.gpus},
-        t("rfq.val.gpu_count", lang, gpn=gpn, nodes=nodes, gpus=est.gpus),
-        t("rfq.why.gpu_count", lang, min_gpus=est.min_gpus if est.min_gpus is not None else "?", gpus=est.gpus,
-          hours=_n(hours, 1), gpu_hours=_n(est.gpu_hours, 0)))
+        t("rfq.val.gpu_count", lang, gpn=gpn, nodes=nodes, gpus=est.gpus), count_why)
     # 3. form factor and intra-node link
     link_reason = t("rfq.why.link_single", lang)
     if gpn > 1:
@@ -142,7 +148,7 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
             link_reason = t("rfq.why.link_faster", lang, link=LINK_SHORT[link], hours=_n(hours, 1),
                             pcie_hours=_n(pcie.time_hours, 1), pct=_n((pcie.time_hours / hours - 1) * 100))
         elif link == "pcie":
-            link_reason = t("rfq.why.link_pcie", lang, form=g.form_factor.upper())
+            link_reason = t("rfq.why.link_pcie", lang, form=FORM_NAMES.get(g.form_factor, g.form_factor))
         else:
             link_reason = t("rfq.why.link_little", lang, link=LINK_SHORT[link], pcie_hours=_n(pcie.time_hours, 1),
                             hours=_n(hours, 1))
@@ -158,7 +164,8 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
     # 6. RAM: the node's GPU memory, checkpoint staging, CPU offload
     node_gpu_mem = g.memory_gib * gpn
     ram = max(A["ram_floor_gib"], A["ram_per_gpu_memory"] * node_gpu_mem, 2 * ckpt_node_gb * 1e9 / GIB)
-    ram_reason = t("rfq.why.ram", lang, gpu_mem=_n(node_gpu_mem), ckpt=_n(ckpt_node_gb, 1))
+    ram_reason = (t("rfq.why.ram", lang, gpu_mem=_n(node_gpu_mem), ckpt=_n(ckpt_node_gb, 1)) if ckpt
+                  else t("rfq.why.ram_nockpt", lang, gpu_mem=_n(node_gpu_mem)))
     if j.kind == "train" and j.offload != "none":
         on_gpu = estimate(j.model_copy(update={"hardware": None, "offload": "none"}), hw_with())
         off = on_gpu.memory.optimizer + (on_gpu.memory.weights if j.offload == "parameters" else 0.0)
@@ -204,14 +211,20 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
     # 9. region
     add("region", region, region or t("rfq.val.region_any", lang), t("rfq.why.region", lang))
     # 10. billing period and term
-    if hours <= HOURS_PER_MONTH / 2:
+    if online:  # a service runs continuously: priced by the month
+        billing = {"per": "month", "granularity": "hour", "term_months": 1}
+        bill_text = t("rfq.val.billing_monthly", lang, months=1)
+    elif hours <= HOURS_PER_MONTH / 2:
         billing = {"per": "hour", "granularity": "minute", "term_months": None}
         bill_text = t("rfq.val.billing_hourly", lang)
     else:
         months = int(math.ceil(hours / HOURS_PER_MONTH))
         billing = {"per": "month", "granularity": "hour", "term_months": months}
         bill_text = t("rfq.val.billing_monthly", lang, months=months)
-    add("billing", billing, bill_text, t("rfq.why.billing", lang, hours=_n(hours, 1), days=_n(hours / 24, 1)))
+    bill_why = (t("rfq.why.billing_online", lang, rps=_n(j.requests_per_s, 1)) if online
+                else t("rfq.why.billing", lang, hours=_n(hours, 1), days=_n(hours / 24, 1)) if hours >= 24
+                else t("rfq.why.billing_short", lang, hours=_n(hours, 1)))
+    add("billing", billing, bill_text, bill_why)
     # 11. what the price covers
     egress = (d.egress_gb or 0.0) if d else 0.0
     store_gb = dataset + kept * ckpt / 1e9
@@ -219,7 +232,8 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
         t("rfq.why.covers", lang, store=_n(store_gb, 0), egress=_n(egress, 0)))
 
     values = {"gpu": gpu_text, "mem_need": _n(mem_need, 1),
-              "form": g.form_factor.upper(), "tdp": _n(g.tdp_w), "gpn": gpn, "nodes": nodes, "gpus": est.gpus,
+              "form": FORM_NAMES.get(g.form_factor, g.form_factor), "tdp": _n(g.tdp_w), "gpn": gpn, "nodes": nodes,
+              "gpus": est.gpus,
               "link": LINK_SHORT[link] if link != "none" else t("rfq.link.none", lang), "cores": cores,
               "ram": _n(ram), "tb": _n(nvme_tb, 1),
               "gbs": _n(max(write_gbs or 0.0, 0.1), 2) if write_gbs else "-",
@@ -245,8 +259,9 @@ def build_rfq(job: dict | str | Path, *, gpu: str | None = None, gpus: int | Non
         "estimate": {"time_hours": round(hours, 3), "gpu_hours": round(est.gpu_hours, 3),
                      "memory_per_gpu_gib": round(mem_need, 2), "min_gpus": est.min_gpus, "layout": est.layout,
                      "bound": est.bound, "fits": est.fits},
-        "summary": t("rfq.summary", lang, what=what, kind=t(f"rfq.kind.{j.kind}", lang), gpus=est.gpus, gpu=g.id,
-                     hours=_n(hours, 1), gpu_hours=_n(est.gpu_hours, 0)),
+        "summary": (t("rfq.summary_online", lang, what=what, rps=_n(j.requests_per_s, 1), gpus=est.gpus, gpu=g.id)
+                    if online else t("rfq.summary", lang, what=what, kind=t(f"rfq.kind.{j.kind}", lang),
+                                     gpus=est.gpus, gpu=g.id, hours=_n(hours, 1), gpu_hours=_n(est.gpu_hours, 0))),
         "requirements": req,
         "questions": questions,
         "production": production,
