@@ -287,8 +287,10 @@ def run_watches(names: list[str] | None = None, *, lang: str | None = None) -> d
     from gpuquote.service.notify import DeliveryError, send
     from gpuquote.store.watches import list_rules, record_run
 
-    engine = _store(True)
-    rules = list_rules(engine, names)
+    engine = _store(False)  # no store yet: no rules, and nothing is created just to find that out
+    rules = list_rules(engine, names) if engine is not None else []
+    if rules:
+        engine = _store(True)
     if names:
         missing = sorted(set(names) - {r["name"] for r in rules})
         if missing:
