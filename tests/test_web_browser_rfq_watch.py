@@ -74,6 +74,7 @@ def test_watches_page_add_remove_in_chinese(server, page):
     pg.goto(server + "/watches?lang=zh-CN")
     assert pg.inner_text("nav a[data-nav=watches]") == "价格监控"
     pg.fill("#watch-form input[name=name]", "browser-a100")
+    pg.fill("#watch-form input[name=gpu]", "a100-80gb")
     pg.fill("#watch-form input[name=below]", "1.2")
     with pg.expect_navigation():
         pg.click("#watch-submit")

@@ -162,7 +162,7 @@ async def rfq_submit(request: Request):
 
 
 def _watch_defaults() -> dict:
-    return {"name": "", "kind": "offers", "gpu": "a100-80gb", "min_gpus": "", "interconnect": "", "region": "",
+    return {"name": "", "kind": "offers", "gpu": "", "min_gpus": "", "interconnect": "", "region": "",
             "spot": "", "provider": "", "below": "", "currency": "USD", "notify": "stdout", "available": "",
             "example": DEFAULT_RFQ_JOB}
 
