@@ -1,4 +1,4 @@
-"""Regenerate the command outputs quoted in README.md and docs/plan.md from the embedded snapshot.
+"""Regenerate the command outputs quoted in README.md, docs/plan.md and docs/rfq.md from the embedded snapshot.
 
 Each quoted output sits between `<!-- BEGIN:cmd ... -->` and `<!-- END -->` markers; the command after
 `BEGIN:` is run (COLUMNS=130, an empty store, so the embedded snapshot answers) and its output replaces the block.
@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = [ROOT / "README.md", ROOT / "docs" / "plan.md"]
+FILES = [ROOT / "README.md", ROOT / "docs" / "plan.md", ROOT / "docs" / "rfq.md"]
 BLOCK = re.compile(r"(<!-- BEGIN:(?P<cmd>[^>]*?) -->\n)(?P<body>.*?)(<!-- END -->)", re.S)
 
 

@@ -36,6 +36,8 @@ _COMMAND_MODULES = (
     "tco_cmd",
     "plan_cmd",
     "serve_cmd",
+    "rfq_cmd",
+    "watch_cmd",
 )
 
 for _name in _COMMAND_MODULES:

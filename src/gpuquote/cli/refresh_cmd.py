@@ -67,6 +67,8 @@ def register(app: typer.Typer) -> None:
         from_archive: bool = typer.Option(False, "--from-archive", help="Re-parse the latest archived raw response "
                                           "instead of fetching."),
         force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
+        watch: bool = typer.Option(True, "--watch/--no-watch", help="Run `gpuquote watch run` after a good "
+                                   "snapshot (default on)."),
         as_json: bool = typer.Option(False, "--json", help="JSON output."),
     ) -> None:
         """Pull live offers: one transaction per source, every snapshot kept, raw responses archived."""
@@ -76,11 +78,21 @@ def register(app: typer.Typer) -> None:
             results = do_refresh(source or None, from_archive=from_archive, force=force)
         else:
             results = _with_progress(source or None, from_archive, force)
+        watched = None
+        if watch:
+            from gpuquote.service.watch import after_refresh
+
+            watched = after_refresh(results)
         if as_json:
-            print_json({"results": results})
+            print_json({"results": results, **({"watch": watched} if watched is not None else {})})
         else:
             print_results(results)
-        raise typer.Exit(_problems(results))
+            if watched is not None:
+                from gpuquote.cli.watch_cmd import print_run
+
+                print_run(watched)
+        code = _problems(results)
+        raise typer.Exit(code or (1 if watched and watched["failed"] else 0))
 
     @app.command("reparse")
     def reparse(snapshot_id: int = typer.Argument(..., help="Snapshot id (see `gpuquote snapshots`)."),

@@ -105,4 +105,38 @@ MIGRATIONS: dict[int, list[str]] = {
         "UPDATE offers SET form = 'purchase' WHERE source LIKE 'quote:%' AND notes LIKE '%: form purchase%'",
         "UPDATE offers SET form = 'term' WHERE form = 'rental' AND source LIKE 'quote:%' "
         "AND (term_months IS NOT NULL OR notes LIKE '%: form reserved%')"],
+    # 3: the watch tables below (`migrate` creates missing tables; the step records the version)
+    3: [],
 }
+# --- watches (`gpuquote watch`): rules on offers or a job's best plan, and what each evaluation sent ---------
+# New tables only: `migrate` creates them in an existing store (create_all); schema version 3.
+watch_rules = Table(
+    "watch_rules", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(100), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),  # offers | plan
+    Column("filters", Text, nullable=False),  # JSON: offer filters (both kinds)
+    Column("job", Text),  # JSON job mapping (plan rules)
+    Column("below", Float),  # threshold in `currency`: per GPU-hour (offers) or the job's total (plan)
+    Column("currency", String(8), nullable=False),
+    Column("available", Boolean, nullable=False, default=False),  # offers: only offers reported available
+    Column("notify", String(1000), nullable=False),  # webhook:URL | email:ADDR | stdout
+    Column("created_at", String(40), nullable=False),
+    Column("state", Text),  # JSON: what the last evaluation saw (offer ids and prices below, plan cost)
+    Column("last_run_at", String(40)),
+    Column("last_value_usd", Float),  # best price or plan cost at the last evaluation
+    Column("last_notified_at", String(40)),
+)
+
+watch_events = Table(
+    "watch_events", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("rule_id", Integer, ForeignKey("watch_rules.id", ondelete="CASCADE"), nullable=False, index=True),
+    Column("at", String(40), nullable=False),
+    Column("event", String(16), nullable=False),  # baseline | notified | failed | error
+    Column("old_value_usd", Float),
+    Column("new_value_usd", Float),
+    Column("offer_ids", Text),  # JSON list
+    Column("payload", Text),  # JSON: the body sent
+    Column("error", Text),
+)

@@ -68,7 +68,7 @@ def _validation_body(exc: RequestValidationError) -> dict:
 
 def create_app(max_body_bytes: int | None = None) -> FastAPI:
     from gpuquote import __version__
-    from gpuquote.web import api, pages
+    from gpuquote.web import api, pages, rfq_watch
 
     app = FastAPI(title="gpuquote", version=__version__, openapi_url="/openapi.json", docs_url=None,
                   redoc_url=None, description="GPU offers, job plans and quote checks. Every body equals the "
@@ -114,6 +114,8 @@ def create_app(max_body_bytes: int | None = None) -> FastAPI:
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(rfq_watch.api)
+    app.include_router(rfq_watch.pages)
 
     js = plotly_js()
 

@@ -23,7 +23,7 @@ from gpuquote.web import charts, common
 router = APIRouter(include_in_schema=False)
 TEMPLATES = Path(__file__).parent / "templates"
 NAV = (("offers", "/offers"), ("plan", "/plan"), ("quote_check", "/quote-check"), ("tco", "/tco"),
-       ("gpus", "/gpus"), ("history", "/history"))
+       ("gpus", "/gpus"), ("history", "/history"), ("rfq", "/rfq"), ("watches", "/watches"))
 HTML_OFFERS_LIMIT = 200
 MEMORY_CHOICES = (16, 24, 32, 40, 48, 80, 94, 96, 141, 180, 192)
 
