@@ -15,7 +15,7 @@ from gpuquote.errors import BadInput
 from gpuquote.estimate.compute import efficiency
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.inference import KV_BYTES, InferModel, max_sequences, online, static_batch
-from gpuquote.estimate.job import Hardware, Job, load_job, merge_hardware
+from gpuquote.estimate.job import ENGINES, Hardware, Job, load_job, merge_hardware
 from gpuquote.estimate.memory import (
     Memory,
     default_seq_len,
@@ -178,6 +178,14 @@ def _defaults(job: Job, notes: list[str]) -> None:
         note("prompt_tokens", job.prompt_tokens)
         note("output_tokens", job.output_tokens)
         note("gpu_memory_utilization", job.gpu_memory_utilization)
+        if job.engine is None:
+            eff = K.engine_efficiency
+            notes.append(
+                f"engine = {DEFAULT_ENGINE} (default: the inference constants are fitted on TensorRT-LLM "
+                "and gpt-fast runs; state `engine:` for others: "
+                + ", ".join(f"{e} x{eff[e]:g}" for e in ENGINES if e != DEFAULT_ENGINE)
+                + ")"
+            )
         if job.kv_cache_precision is None:
             notes.append(
                 f"kv_cache_precision = {_kv_precision(job)} "
@@ -265,6 +273,10 @@ def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
     if job.kind == "compute" or a is None:
         return 1
     gpn = hw.gpus_per_node or (8 if g.form_factor in ("sxm", "oam") else 8)
+    if job.kind == "infer" and _serving(job):
+        node = _machine(job, hw.model_copy(update={"gpus": gpn}), g, gpn, [])
+        shapes = serving_shapes(job, a, node)
+        return min(s[0] for s in shapes) if shapes else None
     fixed = (job.tensor_parallel or 1) * (job.pipeline_parallel or 1) * job.context_parallel
     for n in gpu_counts(gpn, multiple_of=fixed):
         m = _machine(job, hw.model_copy(update={"gpus": n}), g, n, [])
@@ -409,26 +421,108 @@ def _model_info(a: Architecture) -> dict:
 
 
 # ---- inference ------------------------------------------------------------------------------------
+DEFAULT_ENGINE = "trtllm"
+_TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _engine(job: Job) -> str:
+    return job.engine or DEFAULT_ENGINE
+
+
+def _infer_model(job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float) -> InferModel:
+    return InferModel(a, m, job.precision, tp, pp, kvb, _engine(job))
+
+
+def _serving(job: Job) -> bool:
+    return job.requests_per_s is not None and job.batch is None
+
+
+def _fitting_tps(job: Job, a: Architecture, m: Machine, pp: int, kvb: float) -> list[int]:
+    """TP degrees (dividing the heads, inside one node, at most the GPUs) whose replica holds the weights."""
+    cap = min(m.gpus, m.gpus_per_node)
+    return [
+        tp
+        for tp in _TP_CHOICES
+        if tp * pp <= max(cap, pp) and a.heads % tp == 0 and _infer_memory(job, a, m, tp, pp, kvb, 1)[1]
+    ]
+
+
+def _serve(job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float, replicas: int) -> tuple:
+    """(per-replica InferPerf, meets rate and limits) of `replicas` TP x PP replicas sharing requests_per_s."""
+    im = _infer_model(job, a, m, tp, pp, kvb)
+    pool = _infer_memory(job, a, m, tp, pp, kvb, None)[2]
+    cap = max(1, max_sequences(pool / im.kv_tok, job.prompt_tokens, job.output_tokens, job.samples_per_prompt))
+    rps = float(job.requests_per_s or 0.0)
+    perf = online(
+        im, rps / replicas, job.prompt_tokens, job.output_tokens, job.samples_per_prompt,
+        cap * job.samples_per_prompt,
+    )
+    ok = perf.tokens_per_s * replicas >= 0.999 * rps * job.output_tokens * job.samples_per_prompt
+    ok = ok and not (job.max_ttft_ms and perf.ttft_s * 1e3 > job.max_ttft_ms)
+    ok = ok and not (job.max_tpot_ms and perf.tpot_s * 1e3 > job.max_tpot_ms)
+    return perf, bool(ok)
+
+
+def _replicas_needed(job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float) -> int | None:
+    """Fewest TP x PP replicas that serve requests_per_s within the limits (None: not within MAX_GPUS)."""
+    most = MAX_GPUS // (tp * pp)
+    hi = 1
+    while not _serve(job, a, m, tp, pp, kvb, hi)[1]:
+        if hi >= most:
+            return None
+        hi = min(most, hi * 2)
+    lo = hi // 2  # lo fails (or is 0), hi meets
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _serve(job, a, m, tp, pp, kvb, mid)[1]:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def serving_shapes(job: Job, a: Architecture, m: Machine) -> list[tuple[int, int, int]]:
+    """(GPUs, TP, replicas) of every TP that meets the job's rate and limits, cheapest first.
+
+    Whole nodes are what is rented, so the order is nodes, then GPUs, then the smaller TP."""
+    pp = job.pipeline_parallel or 1
+    kvb = KV_BYTES[_kv_precision(job)]
+    tps = [job.tensor_parallel] if job.tensor_parallel else _fitting_tps(job, a, m, pp, kvb)
+    out = []
+    for tp in tps:
+        r = _replicas_needed(job, a, m, tp, pp, kvb)
+        if r is not None:
+            out.append((tp * pp * r, tp, r))
+    gpn = m.gpus_per_node
+    return sorted(out, key=lambda s: (-(-s[0] // gpn), s[0], s[1]))
+
+
 def _infer_parallel(job: Job, a: Architecture, m: Machine) -> tuple[int, int]:
-    """TP x PP for one replica: as stated, else the smallest TP (inside a node) whose weights fit."""
+    """TP x PP for one replica on m.gpus GPUs.
+
+    As stated; serving at requests_per_s: among the TPs whose m.gpus // TP replicas meet the rate and
+    the TTFT/TPOT limits, the one that would meet them on the fewest GPUs (so the cheapest shape the
+    model rates as meeting them); otherwise the smallest TP that holds the weights."""
     pp = job.pipeline_parallel or 1
     if job.tensor_parallel:
         return job.tensor_parallel, pp
     kvb = KV_BYTES[_kv_precision(job)]
-    for tp in (1, 2, 4, 8, 16, 32, 64):
-        if tp > m.gpus or a.heads % tp:
-            continue
-        if _infer_memory(job, a, m, tp, pp, kvb, 1)[1]:
-            return tp, pp
-    tp = max(t for t in (1, 2, 4, 8, 16, 32, 64) if t <= m.gpus and a.heads % t == 0)
-    return tp, pp
+    tps = _fitting_tps(job, a, m, pp, kvb)
+    if not tps:
+        return max(t for t in _TP_CHOICES if t <= m.gpus and a.heads % t == 0), pp
+    if _serving(job):
+        meeting = [tp for tp in tps if _serve(job, a, m, tp, pp, kvb, m.gpus // (tp * pp))[1]]
+        if meeting:
+            need = {tp: _replicas_needed(job, a, m, tp, pp, kvb) or MAX_GPUS for tp in meeting}
+            return min(meeting, key=lambda tp: (tp * pp * need[tp], tp)), pp
+    return tps[0], pp
 
 
 def _infer_memory(
     job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float, seqs: int | None
 ) -> tuple[Memory, bool, float]:
     """(memory with the KV of `seqs` prompts, fits, KV pool bytes); seqs None = the whole pool."""
-    im_w = InferModel(a, m, job.precision, tp, pp, kvb)
+    im_w = InferModel(a, m, job.precision, tp, pp, kvb)  # weights and KV layout only: engine-independent
     act_b = 4.0 if job.precision in ("fp32", "tf32") else 2.0
     s = seqs if seqs is not None else 256
     ws = infer_workspace_bytes(a, tp, s * job.samples_per_prompt, job.prompt_tokens, act_b)
@@ -451,29 +545,7 @@ def _infer_fits(job: Job, a: Architecture, m: Machine) -> bool:
     if not _infer_memory(job, a, m, tp, pp, kvb, b if job.requests_per_s is None else 1)[1]:
         return False
     if job.requests_per_s is not None:
-        im = InferModel(a, m, job.precision, tp, pp, kvb)
-        replicas = m.gpus // (tp * pp)
-        pool = _infer_memory(job, a, m, tp, pp, kvb, None)[2]
-        cap = max(
-            1, max_sequences(pool / im.kv_tok, job.prompt_tokens, job.output_tokens, job.samples_per_prompt)
-        )
-        perf = online(
-            im,
-            job.requests_per_s / replicas,
-            job.prompt_tokens,
-            job.output_tokens,
-            job.samples_per_prompt,
-            cap * job.samples_per_prompt,
-        )
-        if (
-            perf.tokens_per_s * replicas
-            < 0.999 * job.requests_per_s * job.output_tokens * job.samples_per_prompt
-        ):
-            return False
-        if job.max_ttft_ms and perf.ttft_s * 1e3 > job.max_ttft_ms:
-            return False
-        if job.max_tpot_ms and perf.tpot_s * 1e3 > job.max_tpot_ms:
-            return False
+        return _serve(job, a, m, tp, pp, kvb, m.gpus // (tp * pp))[1]
     return True
 
 
@@ -487,12 +559,17 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         n = mg
         notes.append(
             f"hardware.gpus = {n} (not given: the smallest count that fits"
-            + (" and serves requests_per_s)" if job.requests_per_s else ")")
+            + (" and serves requests_per_s within the limits)" if job.requests_per_s else ")")
         )
     m = _machine(job, hw, g, n, notes)
     tp, pp = _infer_parallel(job, a, m)
     if not job.is_set("tensor_parallel"):
-        notes.append(f"tensor_parallel = {tp} (chosen: smallest that holds the weights)")
+        why = (
+            "the TP whose replicas meet requests_per_s and the TTFT/TPOT limits on the fewest GPUs"
+            if _serving(job)
+            else "smallest that holds the weights"
+        )
+        notes.append(f"tensor_parallel = {tp} (chosen: {why})")
     if tp * pp > n:
         raise BadInput(
             f"gpus: tensor_parallel x pipeline_parallel = {tp * pp} exceeds gpus = {n}", field="gpus"
@@ -500,7 +577,7 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
     replicas = n // (tp * pp)
     kv_prec = _kv_precision(job)
     kvb = KV_BYTES[kv_prec]
-    im = InferModel(a, m, job.precision, tp, pp, kvb)
+    im = _infer_model(job, a, m, tp, pp, kvb)
     pool_mem, _, pool = _infer_memory(job, a, m, tp, pp, kvb, None)
     max_kv_tokens = int(pool // im.kv_tok) if im.kv_tok else 0
     cap_seqs = max_sequences(max_kv_tokens, job.prompt_tokens, job.output_tokens, job.samples_per_prompt)
@@ -588,6 +665,8 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         },
         extra={
             "mode": mode,
+            "engine": _engine(job),
+            "shape": {"tp": tp, "pp": pp, "replicas": replicas},
             "replicas": replicas,
             "requests_per_s": _r(tps / job.output_tokens / samples, 4),
         },
