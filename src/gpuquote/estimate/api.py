@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from gpuquote.errors import BadInput
+from gpuquote.estimate.accuracy import band, interconnect_class, workload_kind
 from gpuquote.estimate.compute import efficiency
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.inference import KV_BYTES, InferModel, max_sequences, online, static_batch
@@ -237,13 +238,20 @@ def _estimate(job: Job, hw: Hardware) -> EstimateResult:
     _defaults(job, notes)
     g = _resolve_gpu(hw, notes)
     if job.kind == "compute":
-        return _compute(job, hw, g, notes)
+        return _with_band(job, hw, g, _compute(job, hw, g, notes))
     check_precision(g, job.precision)
     a = job.arch
     assert a is not None
-    if job.kind == "train":
-        return _train(job, hw, g, a, notes)
-    return _infer(job, hw, g, a, notes)
+    r = _train(job, hw, g, a, notes) if job.kind == "train" else _infer(job, hw, g, a, notes)
+    return _with_band(job, hw, g, r)
+
+
+def _with_band(job: Job, hw: Hardware, g: GPU, r: EstimateResult) -> EstimateResult:
+    """Attach `accuracy`: the error band of the published cases nearest to this estimate."""
+    m = _machine(job, hw.model_copy(update={"gpus": r.gpus}), g, r.gpus, [])
+    conn = interconnect_class(r.gpus, m.nodes, m.intra_node, m.inter_kind)
+    r.extra["accuracy"] = band(g.family, g.id, workload_kind(job.kind, job.method), conn)
+    return r
 
 
 def min_gpus(
@@ -291,6 +299,10 @@ def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
 def clear_caches() -> None:
     _estimate.cache_clear()
     _min_gpus.cache_clear()
+    _serve.cache_clear()
+    _replicas_needed.cache_clear()
+    _infer_memory.cache_clear()
+    _cached_model.cache_clear()
 
 
 # ---- compute jobs ---------------------------------------------------------------------------------
@@ -430,7 +442,12 @@ def _engine(job: Job) -> str:
 
 
 def _infer_model(job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float) -> InferModel:
-    return InferModel(a, m, job.precision, tp, pp, kvb, _engine(job))
+    return _cached_model(a, m, job.precision, tp, pp, kvb, _engine(job))
+
+
+@lru_cache(maxsize=4096)
+def _cached_model(a: Architecture, m: Machine, precision: str, tp: int, pp: int, kvb: float, eng: str) -> InferModel:
+    return InferModel(a, m, precision, tp, pp, kvb, eng)
 
 
 def _serving(job: Job) -> bool:
@@ -447,6 +464,7 @@ def _fitting_tps(job: Job, a: Architecture, m: Machine, pp: int, kvb: float) -> 
     ]
 
 
+@lru_cache(maxsize=65536)
 def _serve(job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float, replicas: int) -> tuple:
     """(per-replica InferPerf, meets rate and limits) of `replicas` TP x PP replicas sharing requests_per_s."""
     im = _infer_model(job, a, m, tp, pp, kvb)
@@ -463,6 +481,7 @@ def _serve(job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float, 
     return perf, bool(ok)
 
 
+@lru_cache(maxsize=16384)
 def _replicas_needed(job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float) -> int | None:
     """Fewest TP x PP replicas that serve requests_per_s within the limits (None: not within MAX_GPUS)."""
     most = MAX_GPUS // (tp * pp)
@@ -518,11 +537,12 @@ def _infer_parallel(job: Job, a: Architecture, m: Machine) -> tuple[int, int]:
     return tps[0], pp
 
 
+@lru_cache(maxsize=16384)
 def _infer_memory(
     job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float, seqs: int | None
 ) -> tuple[Memory, bool, float]:
     """(memory with the KV of `seqs` prompts, fits, KV pool bytes); seqs None = the whole pool."""
-    im_w = InferModel(a, m, job.precision, tp, pp, kvb)  # weights and KV layout only: engine-independent
+    im_w = _cached_model(a, m, job.precision, tp, pp, kvb, DEFAULT_ENGINE)  # weights/KV only: any engine
     act_b = 4.0 if job.precision in ("fp32", "tf32") else 2.0
     s = seqs if seqs is not None else 256
     ws = infer_workspace_bytes(a, tp, s * job.samples_per_prompt, job.prompt_tokens, act_b)

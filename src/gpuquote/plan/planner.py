@@ -21,6 +21,7 @@ from gpuquote.estimate import Hardware, estimate, min_gpus
 from gpuquote.estimate.api import EstimateResult, checkpoint_bytes
 from gpuquote.estimate.job import Job
 from gpuquote.hardware import load_gpus
+from gpuquote.i18n import t
 from gpuquote.plan.assumptions import interruption_rate, load
 from gpuquote.plan.candidates import Config, config_of, offer_from_row
 from gpuquote.plan.spot import overhead
@@ -421,6 +422,7 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
         "total_cost_usd": total,
         "breakdown": breakdown,
         "bound": est.bound, "mfu": round(est.mfu, 4), "layout": est.layout,
+        "accuracy": dict(est.extra.get("accuracy") or {}),
         "memory_per_gpu_gib": round(est.memory.total / GIB, 2),
         "pareto": on_front,
         "fetched_at": row.get("fetched_at"), "freshness": row.get("freshness"), "source": row.get("source"),
@@ -435,6 +437,8 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
         if _online(job):
             out["monthly_cost_usd"] = round(total / ev.hours * 730.0, 2)
             out["servers"] = ev.nodes
+        if est.extra.get("shape"):
+            out["shape"] = dict(est.extra["shape"])
     if row.get("spot"):
         lam, why = interruption_rate(row["provider"], opts.interruption_rate)
         w = ckpt / ev.nodes / (write_gbs * 1e9) / 3600.0 if ckpt else 0.0
@@ -447,6 +451,10 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
 def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[str], store_gb: float,
               egress_gb: float, out: dict) -> list[str]:
     w = list(notes)
+    acc = est.extra.get("accuracy") or {}
+    if acc and not acc.get("measured", True):
+        w.append(t("plan.est_infer.no_case", gpu=c.cfg.gpu, workload=acc.get("workload", job.kind),
+                   band=f"{acc['band_pct']:g}"))
     if any(str(n).startswith("purchase") for n in row.get("notes") or []):
         w.append("purchase: priced at its TCO per hour with the server busy all its life; bought for this job "
                  "alone it costs the whole TCO (see `gpuquote tco`)")
