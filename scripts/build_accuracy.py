@@ -28,44 +28,15 @@ import accuracy as bench  # noqa: E402
 
 from gpuquote.errors import GpuquoteError  # noqa: E402
 from gpuquote.estimate import load_job  # noqa: E402
-from gpuquote.estimate.accuracy import interconnect_class, workload_kind  # noqa: E402
-from gpuquote.estimate.constants import K, override  # noqa: E402
+from gpuquote.estimate.accuracy import case_engine, interconnect_class, workload_kind  # noqa: E402
+from gpuquote.estimate.constants import override  # noqa: E402
 from gpuquote.hardware import get_gpu  # noqa: E402
 from gpuquote.service.estimate import estimate_job  # noqa: E402
 
 OUT = ROOT / "src" / "gpuquote" / "data" / "accuracy_cases.json"
 
 
-def case_engine(case_id: str) -> str | None:
-    """The engine a published inference case ran on (data/calibration.yaml engine_cases)."""
-    for eng, ids in K.engine_cases.items():
-        if case_id in ids:
-            return eng
-    return None
-
-
-def run_case(case: dict) -> tuple[float | None, float | None, str]:
-    """benchmarks/accuracy.py's run_case, with the case's engine."""
-    try:
-        job = load_job(case["path"], engine=case_engine(case["id"]))
-        out = estimate_job(job)
-    except GpuquoteError as e:
-        return None, None, f"error: {e}"
-    v = bench._get(out, case["metric_path"])
-    if v is None:
-        return None, None, f"no {case['metric_path']}"
-    est = v * case["convert"]
-    pub = float(case["published"]["value"])
-    err = (est - pub) / pub
-    cmp_ = case.get("comparison", "value")
-    if cmp_ == "upper_bound":
-        err = max(0.0, err)
-    elif cmp_ == "lower_bound":
-        err = min(0.0, err)
-    return est, err, cmp_
-
-
-bench.run_case = run_case  # the fitter (loss) then runs every case on its engine too
+run_case = bench.run_case  # runs each inference case on its engine (engine_cases)
 
 
 def all_cases() -> list[dict]:
@@ -97,7 +68,9 @@ def describe(case: dict) -> dict:
     gpu = get_gpu(hw.gpu if hw and hw.gpu else "a100-80gb-sxm4")
     try:
         out = estimate_job(load_job(case["path"], engine=case_engine(case["id"])))
-        gpus, nodes = int(out["gpus"]), int(out["nodes"])
+        shape = out.get("shape")
+        gpus = shape["tp"] * shape["pp"] if shape else int(out["gpus"])
+        nodes = int(out["nodes"]) if not shape else -(-gpus // ((hw.gpus_per_node if hw else None) or 8))
     except GpuquoteError:
         gpus, nodes = (hw.gpus or 1) if hw else 1, 1
     intra = (hw.intra_node if hw else None) or ("nvswitch" if gpu.form_factor in ("sxm", "oam") else "pcie")

@@ -37,6 +37,16 @@ def accuracy_cases() -> list[dict]:
     return json.loads(path.read_text(encoding="utf-8"))["cases"]
 
 
+def case_engine(case_id: str) -> str | None:
+    """The engine a published inference case ran on, as its source names it (calibration.yaml engine_cases)."""
+    from gpuquote.estimate.constants import K
+
+    for eng, ids in K.engine_cases.items():
+        if case_id in ids:
+            return eng
+    return None
+
+
 def workload_kind(kind: str, method: str | None) -> str:
     """train (pretrain/full), finetune (LoRA/QLoRA), infer or compute."""
     if kind == "train":

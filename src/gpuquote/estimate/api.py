@@ -249,7 +249,9 @@ def _estimate(job: Job, hw: Hardware) -> EstimateResult:
 def _with_band(job: Job, hw: Hardware, g: GPU, r: EstimateResult) -> EstimateResult:
     """Attach `accuracy`: the error band of the published cases nearest to this estimate."""
     m = _machine(job, hw.model_copy(update={"gpus": r.gpus}), g, r.gpus, [])
-    conn = interconnect_class(r.gpus, m.nodes, m.intra_node, m.inter_kind)
+    shape = r.extra.get("shape")
+    linked = shape["tp"] * shape["pp"] if shape else r.gpus  # serving replicas do not talk to each other
+    conn = interconnect_class(linked, -(-linked // m.gpus_per_node), m.intra_node, m.inter_kind)
     r.extra["accuracy"] = band(g.family, g.id, workload_kind(job.kind, job.method), conn)
     return r
 
