@@ -267,3 +267,10 @@ def test_accuracy_cases_file_is_up_to_date_with_the_estimator(shared_dir):
         or (h["gpu_family"], h["interconnect"], h["workload"]) != (n["gpu_family"], n["interconnect"], n["workload"])
     ]
     assert not stale, f"accuracy_cases.json out of date for {stale[:5]}: run scripts/build_accuracy.py"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples" / "jobs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_example_estimate_has_a_band(path):
+    acc = estimate_job(str(path))["accuracy"]
+    assert acc["band_pct"] >= 10 and acc["basis"] and isinstance(acc["cases"], list)
+    assert bool(acc["cases"]) == acc["measured"]
