@@ -56,6 +56,8 @@ class InferModel:
         # an all-reduce between GPUs that share no NVLink goes through PCIe (often host memory)
         pcie = PCIE_EFFECTIVE_GBS.get(int(self.m.gpu.pcie_gen or 4), 25.0) * 1e9
         self.pcie_tp = 1 < self.tp <= self.m.gpus_per_node and self.tp_bw <= pcie * 1.0001
+        if self.pcie_tp:  # no P2P: NCCL stages through host memory at far below the link rate
+            self.tp_bw = min(self.tp_bw, K.pcie_allreduce_gbs * 1e9)
         self.p2p_bw = self.m.group_bw(2, 1) if self.pp > 1 else 0.0
 
     def _tp_comm(self, tokens: float) -> float:
@@ -110,8 +112,7 @@ class InferModel:
             touched = 1.0 - (1.0 - a.active_experts / a.experts) ** mb
             expert_share = 1.0 - (a.total_params - a.body_params + 0.0) / a.total_params
             wbytes = wbytes * (1.0 - expert_share * (1.0 - touched))
-        rate = self.rate
-        t_gemm = max(flops / rate, wbytes / self.w_bw)
+        t_gemm = max(flops / self.rate, wbytes / self.w_bw)
         t_kv = mb * context * self.kv_tok / self.bw
         t = self.pp * (t_gemm + t_kv) + self._tp_comm(mb) + self.layer_lat + self._p2p(mb)
         return t + seqs * self.seq_step
