@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from gpuquote.errors import GpuquoteError  # noqa: E402
+from gpuquote.estimate import load_job  # noqa: E402
+from gpuquote.estimate.accuracy import case_engine  # noqa: E402
 from gpuquote.estimate.constants import calibration_table, override  # noqa: E402
 from gpuquote.service.estimate import estimate_job  # noqa: E402
 
@@ -72,8 +74,8 @@ def _get(d: dict, path: str) -> float | None:
 
 def run_case(case: dict) -> tuple[float | None, float | None, str]:
     """(estimate in published units, signed error, note)."""
-    try:
-        out = estimate_job(case["path"])
+    try:  # each inference case on the engine its source names (calibration.yaml engine_cases)
+        out = estimate_job(load_job(case["path"], engine=case_engine(case["id"])))
     except GpuquoteError as e:
         return None, None, f"error: {e}"
     v = _get(out, case["metric_path"])

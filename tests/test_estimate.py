@@ -257,6 +257,7 @@ def test_fits_nowhere_is_bad_input():
 # ---- calibration ------------------------------------------------------------------------------------
 def test_every_fitted_constant_names_its_cases(shared_dir):
     ids = {c["id"] for c in json.loads((shared_dir / "calibration" / "index.json").read_text())["cases"]}
+    ids |= {c["id"] for c in json.loads((shared_dir / "calibration" / "regimes" / "index.json").read_text())["cases"]}
     for name, spec in calibration_table().items():
         assert spec.get("meaning"), name
         if spec["kind"] == "fitted":

@@ -68,6 +68,11 @@ def _render(d: dict) -> None:
             f"KV capacity {cap['max_kv_tokens']:,} tokens, max batch {cap['max_batch']}"
         )
     c.print(f"time: {fmt_num(d['time_hours'], 2)} h, {fmt_num(d['gpu_hours'], 1)} GPU-hours")
+    if d.get("accuracy"):
+        from gpuquote.i18n import t as tr
+
+        acc = d["accuracy"]
+        c.print(tr("est_infer.accuracy_line", band=f"{acc['band_pct']:g}", basis=acc["basis"]), markup=False)
     c.print("[bold]assumptions[/]:")
     for a in d["assumptions"]:
         c.print(f"  - {a}", soft_wrap=True, markup=False)

@@ -12,17 +12,29 @@ from functools import lru_cache
 from typing import Any
 
 from gpuquote.errors import BadInput
+from gpuquote.estimate.accuracy import band, interconnect_class, workload_kind
 from gpuquote.estimate.compute import efficiency
 from gpuquote.estimate.constants import K
-from gpuquote.estimate.inference import KV_BYTES, InferModel, max_sequences, online, static_batch
-from gpuquote.estimate.job import Hardware, Job, load_job, merge_hardware
+from gpuquote.estimate.inference import KV_BYTES, max_sequences, online, static_batch
+from gpuquote.estimate.job import ENGINES, Hardware, Job, load_job, merge_hardware
 from gpuquote.estimate.memory import (
     Memory,
     default_seq_len,
-    infer_workspace_bytes,
     lora_params,
 )
 from gpuquote.estimate.search import MAX_GPUS, best_train_layout, gpu_counts, train_fits
+from gpuquote.estimate.serving import (
+    DEFAULT_ENGINE,
+    _engine,
+    _infer_fits,
+    _infer_memory,
+    _infer_model,
+    _infer_parallel,
+    _kv_precision,
+    _serving,
+    clear_serving_caches,
+    serving_shapes,
+)
 from gpuquote.estimate.setup import GIB, Machine, check_precision
 from gpuquote.hardware import GPU, get_gpu
 from gpuquote.models import Architecture
@@ -178,19 +190,19 @@ def _defaults(job: Job, notes: list[str]) -> None:
         note("prompt_tokens", job.prompt_tokens)
         note("output_tokens", job.output_tokens)
         note("gpu_memory_utilization", job.gpu_memory_utilization)
+        if job.engine is None:
+            eff = K.engine_efficiency
+            notes.append(
+                f"engine = {DEFAULT_ENGINE} (default: the inference constants are fitted on TensorRT-LLM "
+                "and gpt-fast runs; state `engine:` for others: "
+                + ", ".join(f"{e} x{eff[e]:g}" for e in ENGINES if e != DEFAULT_ENGINE)
+                + ")"
+            )
         if job.kv_cache_precision is None:
             notes.append(
                 f"kv_cache_precision = {_kv_precision(job)} "
                 "(default: follows the weights; FP8 models keep an FP8 KV cache)"
             )
-
-
-def _kv_precision(job: Job) -> str:
-    if job.kv_cache_precision:
-        return job.kv_cache_precision
-    if job.precision == "fp8":
-        return "fp8"  # FP8 checkpoints (ModelOpt, vLLM fp8) quantise the KV cache with the weights
-    return "fp32" if job.precision in ("fp32", "tf32") else ("fp16" if job.precision == "fp16" else "bf16")
 
 
 def checkpoint_bytes(job: Job | dict | str) -> float:
@@ -229,13 +241,22 @@ def _estimate(job: Job, hw: Hardware) -> EstimateResult:
     _defaults(job, notes)
     g = _resolve_gpu(hw, notes)
     if job.kind == "compute":
-        return _compute(job, hw, g, notes)
+        return _with_band(job, hw, g, _compute(job, hw, g, notes))
     check_precision(g, job.precision)
     a = job.arch
     assert a is not None
-    if job.kind == "train":
-        return _train(job, hw, g, a, notes)
-    return _infer(job, hw, g, a, notes)
+    r = _train(job, hw, g, a, notes) if job.kind == "train" else _infer(job, hw, g, a, notes)
+    return _with_band(job, hw, g, r)
+
+
+def _with_band(job: Job, hw: Hardware, g: GPU, r: EstimateResult) -> EstimateResult:
+    """Attach `accuracy`: the error band of the published cases nearest to this estimate."""
+    m = _machine(job, hw.model_copy(update={"gpus": r.gpus}), g, r.gpus, [])
+    shape = r.extra.get("shape")
+    linked = shape["tp"] * shape["pp"] if shape else r.gpus  # serving replicas do not talk to each other
+    conn = interconnect_class(linked, -(-linked // m.gpus_per_node), m.intra_node, m.inter_kind)
+    r.extra["accuracy"] = band(g.family, g.id, workload_kind(job.kind, job.method), conn)
+    return r
 
 
 def min_gpus(
@@ -265,6 +286,10 @@ def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
     if job.kind == "compute" or a is None:
         return 1
     gpn = hw.gpus_per_node or (8 if g.form_factor in ("sxm", "oam") else 8)
+    if job.kind == "infer" and _serving(job):
+        node = _machine(job, hw.model_copy(update={"gpus": gpn}), g, gpn, [])
+        shapes = serving_shapes(job, a, node)
+        return min(s[0] for s in shapes) if shapes else None
     fixed = (job.tensor_parallel or 1) * (job.pipeline_parallel or 1) * job.context_parallel
     for n in gpu_counts(gpn, multiple_of=fixed):
         m = _machine(job, hw.model_copy(update={"gpus": n}), g, n, [])
@@ -279,6 +304,7 @@ def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
 def clear_caches() -> None:
     _estimate.cache_clear()
     _min_gpus.cache_clear()
+    clear_serving_caches()
 
 
 # ---- compute jobs ---------------------------------------------------------------------------------
@@ -409,73 +435,6 @@ def _model_info(a: Architecture) -> dict:
 
 
 # ---- inference ------------------------------------------------------------------------------------
-def _infer_parallel(job: Job, a: Architecture, m: Machine) -> tuple[int, int]:
-    """TP x PP for one replica: as stated, else the smallest TP (inside a node) whose weights fit."""
-    pp = job.pipeline_parallel or 1
-    if job.tensor_parallel:
-        return job.tensor_parallel, pp
-    kvb = KV_BYTES[_kv_precision(job)]
-    for tp in (1, 2, 4, 8, 16, 32, 64):
-        if tp > m.gpus or a.heads % tp:
-            continue
-        if _infer_memory(job, a, m, tp, pp, kvb, 1)[1]:
-            return tp, pp
-    tp = max(t for t in (1, 2, 4, 8, 16, 32, 64) if t <= m.gpus and a.heads % t == 0)
-    return tp, pp
-
-
-def _infer_memory(
-    job: Job, a: Architecture, m: Machine, tp: int, pp: int, kvb: float, seqs: int | None
-) -> tuple[Memory, bool, float]:
-    """(memory with the KV of `seqs` prompts, fits, KV pool bytes); seqs None = the whole pool."""
-    im_w = InferModel(a, m, job.precision, tp, pp, kvb)
-    act_b = 4.0 if job.precision in ("fp32", "tf32") else 2.0
-    s = seqs if seqs is not None else 256
-    ws = infer_workspace_bytes(a, tp, s * job.samples_per_prompt, job.prompt_tokens, act_b)
-    ctx_over = K.cuda_context_gib * GIB
-    budget = job.gpu_memory_utilization * m.hbm_bytes
-    pool = budget - im_w.weight_bytes - ws - ctx_over
-    per = job.prompt_tokens + job.samples_per_prompt * job.output_tokens
-    kv = max(0.0, pool) if seqs is None else seqs * per * im_w.kv_tok
-    mem = Memory(weights=im_w.weight_bytes, activations=ws, kv_cache=kv, overhead=ctx_over)
-    fits = mem.total <= m.hbm_bytes and pool >= per * im_w.kv_tok
-    return mem, fits, max(0.0, pool)
-
-
-def _infer_fits(job: Job, a: Architecture, m: Machine) -> bool:
-    tp, pp = _infer_parallel(job, a, m)
-    if tp * pp > m.gpus:
-        return False
-    kvb = KV_BYTES[_kv_precision(job)]
-    b = job.batch if isinstance(job.batch, int) else 1
-    if not _infer_memory(job, a, m, tp, pp, kvb, b if job.requests_per_s is None else 1)[1]:
-        return False
-    if job.requests_per_s is not None:
-        im = InferModel(a, m, job.precision, tp, pp, kvb)
-        replicas = m.gpus // (tp * pp)
-        pool = _infer_memory(job, a, m, tp, pp, kvb, None)[2]
-        cap = max(
-            1, max_sequences(pool / im.kv_tok, job.prompt_tokens, job.output_tokens, job.samples_per_prompt)
-        )
-        perf = online(
-            im,
-            job.requests_per_s / replicas,
-            job.prompt_tokens,
-            job.output_tokens,
-            job.samples_per_prompt,
-            cap * job.samples_per_prompt,
-        )
-        if (
-            perf.tokens_per_s * replicas
-            < 0.999 * job.requests_per_s * job.output_tokens * job.samples_per_prompt
-        ):
-            return False
-        if job.max_ttft_ms and perf.ttft_s * 1e3 > job.max_ttft_ms:
-            return False
-        if job.max_tpot_ms and perf.tpot_s * 1e3 > job.max_tpot_ms:
-            return False
-    return True
-
 
 def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> EstimateResult:
     mg = _min_gpus(job, hw, g)
@@ -487,12 +446,17 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         n = mg
         notes.append(
             f"hardware.gpus = {n} (not given: the smallest count that fits"
-            + (" and serves requests_per_s)" if job.requests_per_s else ")")
+            + (" and serves requests_per_s within the limits)" if job.requests_per_s else ")")
         )
     m = _machine(job, hw, g, n, notes)
     tp, pp = _infer_parallel(job, a, m)
     if not job.is_set("tensor_parallel"):
-        notes.append(f"tensor_parallel = {tp} (chosen: smallest that holds the weights)")
+        why = (
+            "the TP whose replicas meet requests_per_s and the TTFT/TPOT limits on the fewest GPUs"
+            if _serving(job)
+            else "smallest that holds the weights"
+        )
+        notes.append(f"tensor_parallel = {tp} (chosen: {why})")
     if tp * pp > n:
         raise BadInput(
             f"gpus: tensor_parallel x pipeline_parallel = {tp * pp} exceeds gpus = {n}", field="gpus"
@@ -500,7 +464,7 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
     replicas = n // (tp * pp)
     kv_prec = _kv_precision(job)
     kvb = KV_BYTES[kv_prec]
-    im = InferModel(a, m, job.precision, tp, pp, kvb)
+    im = _infer_model(job, a, m, tp, pp, kvb)
     pool_mem, _, pool = _infer_memory(job, a, m, tp, pp, kvb, None)
     max_kv_tokens = int(pool // im.kv_tok) if im.kv_tok else 0
     cap_seqs = max_sequences(max_kv_tokens, job.prompt_tokens, job.output_tokens, job.samples_per_prompt)
@@ -588,6 +552,8 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         },
         extra={
             "mode": mode,
+            "engine": _engine(job),
+            "shape": {"tp": tp, "pp": pp, "replicas": replicas},
             "replicas": replicas,
             "requests_per_s": _r(tps / job.output_tokens / samples, 4),
         },

@@ -23,6 +23,8 @@ Sharding = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
 Checkpointing = Literal["none", "selective", "full"]
 Offload = Literal["none", "optimizer", "parameters"]
 KVPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+Engine = Literal["trtllm", "vllm", "sglang", "tgi", "llama.cpp", "gpt-fast"]
+ENGINES: tuple[str, ...] = Engine.__args__  # type: ignore[attr-defined]
 IntraNode = Literal["nvswitch", "nvlink", "pcie", "none", "unknown"]
 InterKind = Literal["ib", "roce", "ethernet", "omnipath", "none", "unknown"]
 
@@ -96,6 +98,7 @@ class Job(BaseModel):
     max_model_len: int | None = Field(default=None, ge=1, le=10_000_000)
     gpu_memory_utilization: float = Field(default=0.9, gt=0.05, le=1.0)
     kv_cache_precision: KVPrecision | None = None
+    engine: Engine | None = None  # serving engine: kernel efficiency and batching (data/calibration.yaml)
     # compute
     flops: float | None = Field(default=None, gt=0, le=1e32)
     efficiency: float | None = Field(default=None, gt=0, le=1)

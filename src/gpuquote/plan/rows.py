@@ -15,6 +15,7 @@ from gpuquote.errors import BadInput
 from gpuquote.estimate.api import EstimateResult
 from gpuquote.estimate.job import Job
 from gpuquote.hardware import load_gpus
+from gpuquote.i18n import Msg
 from gpuquote.plan.assumptions import egress_prices, interruption_rate
 from gpuquote.plan.candidates import Config, offer_from_row
 from gpuquote.plan.spot import overhead
@@ -143,6 +144,7 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
         "total_cost_usd": total,
         "breakdown": breakdown,
         "bound": est.bound, "mfu": round(est.mfu, 4), "layout": est.layout,
+        "accuracy": dict(est.extra.get("accuracy") or {}),
         "memory_per_gpu_gib": round(est.memory.total / GIB, 2),
         "pareto": on_front,
         "fetched_at": row.get("fetched_at"), "freshness": row.get("freshness"), "source": row.get("source"),
@@ -156,6 +158,8 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
         if _online(job):
             out["monthly_cost_usd"] = total / ev.hours * 730.0
             out["servers"] = ev.nodes
+        if est.extra.get("shape"):
+            out["shape"] = dict(est.extra["shape"])
     out["checkpoint_write_gbs"] = write_gbs if ckpt else None
     out["purchase"] = is_purchase(row)
     if out["purchase"]:
@@ -172,6 +176,10 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
 def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[str], store_gb: float,
               egress_gb: float, out: dict) -> list[str]:
     w = list(notes)
+    acc = est.extra.get("accuracy") or {}
+    if acc and not acc.get("measured", True):
+        w.append(Msg("plan.est_infer.no_case", gpu=c.cfg.gpu, workload=acc.get("workload", job.kind),
+                     band=f"{acc['band_pct']:g}"))
     if any(str(n).startswith("purchase") for n in row.get("notes") or []):
         w.append("purchase: priced at its TCO per hour with the server busy all its life; bought for this job "
                  "alone it costs the whole TCO (see `gpuquote tco`)")
