@@ -22,7 +22,7 @@ from gpuquote.estimate.memory import (
     infer_workspace_bytes,
     lora_params,
 )
-from gpuquote.estimate.search import MAX_GPUS, best_train_layout, gpu_counts, train_fits
+from gpuquote.estimate.search import MAX_GPUS, gpu_counts, train_fits
 from gpuquote.estimate.setup import GIB, Machine, check_precision
 from gpuquote.hardware import GPU, get_gpu
 from gpuquote.models import Architecture
@@ -48,6 +48,7 @@ class EstimateResult:
     assumptions: list[str]
     layout: str = ""
     nodes: int = 1
+    layout_info: dict | None = None  # training: Layout.to_dict() of the chosen layout
     latency: dict | None = None
     capacity: dict | None = None
     model: dict = field(default_factory=dict)
@@ -61,7 +62,7 @@ class EstimateResult:
             "gpu": self.gpu,
             "gpus": self.gpus,
             "nodes": self.nodes,
-            "layout": self.layout,
+            "layout": dict(self.layout_info) if self.layout_info else {"describe": self.layout},
             "memory": {
                 "weights_gib": _r(m.weights / GIB),
                 "gradients_gib": _r(m.gradients / GIB),
@@ -319,84 +320,10 @@ def _compute(job: Job, hw: Hardware, g: GPU, notes: list[str]) -> EstimateResult
 
 # ---- training -------------------------------------------------------------------------------------
 def _train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> EstimateResult:
-    mg = _min_gpus(job, hw, g)
-    if hw.gpus is not None:
-        n = hw.gpus
-    else:
-        if mg is None:
-            raise BadInput(
-                f"gpus: the job fits on no count of {g.id} up to {MAX_GPUS} GPUs; use a larger GPU, "
-                "sharding (zero3/fsdp), offload, LoRA/QLoRA or activation checkpointing",
-                field="gpus",
-            )
-        gpn = hw.gpus_per_node or 8
-        n = mg if mg <= gpn else -(-mg // gpn) * gpn
-        notes.append(f"hardware.gpus = {n} (not given: the smallest count that fits)")
-    m = _machine(job, hw, g, n, notes)
-    lay, mem, perf, fits = best_train_layout(job, a, m)
-    for name, val in (
-        ("tensor_parallel", lay.tp),
-        ("pipeline_parallel", lay.pp),
-        ("sharding", lay.sharding),
-        ("activation_checkpointing", lay.ckpt),
-    ):
-        if not job.is_set(name):
-            notes.append(f"{name} = {val} (chosen: {'fastest layout that fits' if fits else 'least memory'})")
-    if job.tokens is None:
-        tokens = 20.0 * a.total_params if job.method == "pretrain" else 1e8
-        why = (
-            "20 tokens/param (Chinchilla) for pretraining"
-            if job.method == "pretrain"
-            else "100M for fine-tuning"
-        )
-        notes.append(f"tokens = {tokens:.3g} (not given: {why})")
-    else:
-        tokens = job.tokens
-    goodput = job.goodput if job.goodput is not None else K.goodput
-    if job.goodput is None:
-        notes.append(
-            f"goodput = {goodput} (fitted: restarts, evaluation, checkpoint stalls; time and GPU-hours "
-            "are divided by it)"
-        )
-    if perf is None:
-        tps, mfu, bound = 0.0, 0.0, "memory"
-        t_h = math.inf
-    else:
-        tps, mfu, bound = perf.tokens_per_s, perf.mfu, perf.bound
-        t_h = tokens / tps / 3600 / goodput
-    notes.append(f"layout: {lay.describe()}")
-    if hw.nvme_write_gbs is None and job.method in ("pretrain", "full"):
-        notes.append("checkpoint write time not counted (hardware.nvme_write_gbs unknown)")
-    extra: dict[str, Any] = {}
-    if perf is not None:
-        extra["step"] = {
-            "seconds": _r(perf.t_step, 4),
-            "micro_batches": perf.n_micro,
-            "compute_s": _r(perf.t_compute, 4),
-            "tp_comm_s": _r(perf.t_tp, 4),
-            "dp_comm_exposed_s": _r(perf.t_dp_exposed, 4),
-            "bubble_s": _r(perf.t_bubble, 4),
-        }
-    extra["tokens"] = tokens
-    return EstimateResult(
-        kind="train",
-        gpu=g.id,
-        gpus=n,
-        memory=mem,
-        fits=fits,
-        min_gpus=mg,
-        tokens_per_s=tps,
-        mfu=mfu,
-        bound=bound,
-        time_hours=t_h,
-        gpu_hours=t_h * n,
-        assumptions=notes,
-        layout=lay.describe(),
-        nodes=m.nodes,
-        model=_model_info(a),
-        checkpoint_bytes=checkpoint_bytes(job),
-        extra=extra,
-    )
+    """Training estimates live in train_api (layout search, unknown-network range)."""
+    from gpuquote.estimate.train_api import train
+
+    return train(job, hw, g, a, notes)
 
 
 def _model_info(a: Architecture) -> dict:

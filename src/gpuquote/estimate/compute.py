@@ -22,7 +22,8 @@ def efficiency(m: Machine, precision: str) -> float:
     peak = check_precision(m.gpu, precision)
     balance = peak / m.hbm_bw
     e = K.compute_efficiency_ref * (K.balance_ref / balance) ** K.compute_balance_exponent
-    return min(e * m.power_scale(), 0.95)
+    cap = K.cuda_core_efficiency_max if precision == "fp32" else 0.95  # FP32 runs on CUDA cores, not tensor cores
+    return min(e * m.power_scale(), cap)
 
 
 @lru_cache(maxsize=256)
