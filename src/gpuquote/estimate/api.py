@@ -49,6 +49,8 @@ class EstimateResult:
     layout: str = ""
     nodes: int = 1
     layout_info: dict | None = None  # training: Layout.to_dict() of the chosen layout
+    # work only a printed estimate needs (the free-layout comparison of train_api), run once by to_dict
+    deferred: Any = field(default=None, repr=False, compare=False)
     latency: dict | None = None
     capacity: dict | None = None
     model: dict = field(default_factory=dict)
@@ -56,6 +58,9 @@ class EstimateResult:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        if self.deferred is not None:
+            run, self.deferred = self.deferred, None
+            run(self)
         m = self.memory
         d: dict[str, Any] = {
             "kind": self.kind,
@@ -280,6 +285,7 @@ def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
 def clear_caches() -> None:
     _estimate.cache_clear()
     _min_gpus.cache_clear()
+    efficiency.cache_clear()  # reads fitted constants
 
 
 # ---- compute jobs ---------------------------------------------------------------------------------

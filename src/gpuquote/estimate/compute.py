@@ -14,6 +14,7 @@ from gpuquote.estimate.setup import Machine, check_precision
 from gpuquote.models import Architecture
 
 
+@lru_cache(maxsize=4096)
 def efficiency(m: Machine, precision: str) -> float:
     """Achieved share of the precision's dense peak for transformer GEMM-heavy work.
 

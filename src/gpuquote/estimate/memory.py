@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.job import Job
@@ -47,6 +48,7 @@ def weight_bytes(precision: str) -> float:
     return 4.0 if precision in ("fp32", "tf32") else 2.0
 
 
+@lru_cache(maxsize=1024)
 def lora_params(a: Architecture, rank: int) -> float:
     """LoRA adapters on every attention and MLP projection: rank x (in + out) per matrix."""
     h = a.hidden
@@ -67,6 +69,7 @@ def quantized_weight_bytes(a: Architecture, precision: str) -> float:
     return per * (a.linear_params + a.head_params) + 2.0 * a.embedding_params
 
 
+@lru_cache(maxsize=4096)
 def _stage_params(a: Architecture, pp: int) -> float:
     """Parameters of the largest pipeline stage (the first: its layers + the embedding)."""
     if pp == 1:

@@ -18,7 +18,13 @@ from gpuquote.estimate.constants import K
 from gpuquote.estimate.job import Job
 from gpuquote.estimate.memory import Memory, default_seq_len, local_dp, train_memory
 from gpuquote.estimate.setup import Layout, Machine
-from gpuquote.estimate.training import TrainPerf, best_vstages, micro_batches, train_perf
+from gpuquote.estimate.training import (
+    TrainPerf,
+    best_vstages,
+    micro_batches,
+    seconds_per_token_floor,
+    train_perf,
+)
 from gpuquote.models import Architecture
 
 MAX_GPUS = 1024
@@ -90,8 +96,10 @@ def shardings(job: Job, lay: Layout, m: Machine) -> list[str]:
     if lay.dp == 1:
         return ["none"]
     spans = local_dp(lay, m) < lay.dp
+    # least sharded first. Full training: ZeRO-1 moves the bytes of a DDP all-reduce (reduce-scatter +
+    # all-gather) with less memory and a sharded optimizer step, so plain DDP never wins and is left out
     lora = job.method in ("lora", "qlora")
-    out = ["none", "hsdp", "zero3"] if lora else ["zero1", "none", "zero2", "hsdp", "zero3"]
+    out = ["none", "hsdp", "zero3"] if lora else ["zero1", "zero2", "hsdp", "zero3"]
     if not spans:
         out.remove("hsdp")  # the same as zero3 inside one node
     if lay.pp > 1:
@@ -140,23 +148,68 @@ def _leanest(job: Job, lay: Layout, m: Machine) -> Layout:
     return Layout(**{**lay.__dict__, "sharding": shardings(job, lay, m)[-1], "ckpt": _ckpt_options(job)[-1]})
 
 
-def _candidates(job: Job, a: Architecture, m: Machine, split: Layout) -> Iterator[tuple[Layout, Memory]]:
-    """Fitting layouts of one split: per sharding, the least recomputation that fits, then every
-    micro-batch size that still fits."""
+def _split_best(
+    job: Job, a: Architecture, m: Machine, split: Layout
+) -> tuple[Layout, Memory, TrainPerf] | None:
+    """The fastest fitting layout of one split. Per sharding (least sharded first): the least
+    recomputation that fits, then larger micro-batches while they fit and keep getting faster. A more
+    sharded option moves more bytes for the same compute, so it is tried only where it reaches what
+    the less sharded ones could not: lighter recomputation, or a larger micro-batch."""
+    best: tuple[Layout, Memory, TrainPerf] | None = None
+    ckpts = _ckpt_options(job)
+    reached = (len(ckpts), 0)  # (lightest checkpointing index fitted so far, largest micro-batch there)
     for sh in shardings(job, split, m):
-        for ck in _ckpt_options(job):
+        for ci, ck in enumerate(ckpts):
+            if ci > reached[0]:
+                break
             lay = Layout(**{**split.__dict__, "sharding": sh, "ckpt": ck})
-            mem = _mem(job, a, m, lay)
-            if mem.total > m.hbm_bytes:
-                continue
-            yield lay, mem
-            for mb in _micro_batch_options(job, lay)[1:]:
-                big = Layout(**{**lay.__dict__, "micro_batch": mb})
-                bmem = _mem(job, a, m, big)
-                if bmem.total > m.hbm_bytes:
+            mbs = _micro_batch_options(job, lay)
+            if ci == reached[0]:
+                mbs = [b for b in mbs if b > reached[1]]
+                if not mbs:
                     break
-                yield big, bmem
-            break
+            prev: TrainPerf | None = None
+            top = 0
+            for mb in mbs:
+                cand = Layout(**{**lay.__dict__, "micro_batch": mb})
+                mem = _mem(job, a, m, cand)
+                if mem.total > m.hbm_bytes:
+                    break
+                top = mb
+                perf = train_perf(job, a, m, cand)
+                cand, vmem, perf = _with_vstages(job, a, m, cand, perf)
+                if best is None or perf.tokens_per_s > best[2].tokens_per_s * 1.0001:
+                    best = (cand, vmem or mem, perf)
+                if prev is not None and perf.tokens_per_s < prev.tokens_per_s:
+                    top = max(_micro_batch_options(job, lay))  # past the optimum: larger ones lose too
+                    break
+                prev = perf
+            if top:
+                if ci < reached[0] or top > reached[1]:
+                    reached = (ci, top) if ci < reached[0] else (ci, max(top, reached[1]))
+                break
+    return best
+
+
+def _leanest_reach(job: Job, a: Architecture, m: Machine, split: Layout) -> tuple[str, list[int]] | None:
+    """With the leanest sharding: the least recomputation that fits and the micro-batches that fit
+    with it (what any layout of the split can at best reach); None when nothing fits."""
+    sh = shardings(job, split, m)[-1]
+    for ck in _ckpt_options(job):
+        lay = Layout(**{**split.__dict__, "sharding": sh, "ckpt": ck})
+        opts = _micro_batch_options(job, lay)
+
+        def fits(i: int, lay: Layout = lay, opts: list[int] = opts) -> bool:
+            return _mem(job, a, m, Layout(**{**lay.__dict__, "micro_batch": opts[i]})).total <= m.hbm_bytes
+
+        if not fits(0):
+            continue
+        lo, hi = 0, len(opts)  # memory grows with the micro-batch: bisect for the last one that fits
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return ck, opts[: lo + 1]
+    return None
 
 
 def _with_vstages(
@@ -195,20 +248,34 @@ def best_train_layout_of(
     """The fastest fitting layout among these splits; else the leanest (fits=False)."""
     best: tuple[Layout, Memory, TrainPerf] | None = None
     smallest: tuple[Layout, Memory] | None = None
-    for split in splits:
-        lean = _leanest(job, split, m)
-        lmem = _mem(job, a, m, lean)
-        if lmem.total > m.hbm_bytes:
-            if smallest is None or lmem.total < smallest[1].total:
-                smallest = (lean, lmem)
+    # branch and bound: visit splits by their floor (seconds per token no layout of theirs beats)
+    # first a loose floor (no memory: every micro-batch, no recomputation), then, for a split still in
+    # the race, the floor of what fits its memory
+    loose = sorted(
+        (seconds_per_token_floor(job, a, m, s, shardings(job, s, m), _micro_batch_options(job, s)), i)
+        for i, s in enumerate(splits)
+    )
+    for floor, i in loose:
+        if best is not None and floor * best[2].tokens_per_s >= 1.0:
+            break  # this split and every later one cannot beat the best found
+        split = splits[i]
+        reach = _leanest_reach(job, a, m, split)
+        if reach is None:
             continue
-        for lay, mem in _candidates(job, a, m, split):
-            perf = train_perf(job, a, m, lay)
-            vl, vmem, perf = _with_vstages(job, a, m, lay, perf)
-            if best is None or perf.tokens_per_s > best[2].tokens_per_s * 1.0001:
-                best = (vl, vmem or mem, perf)
+        if best is not None:
+            tight = seconds_per_token_floor(job, a, m, split, shardings(job, split, m), reach[1], reach[0])
+            if tight * best[2].tokens_per_s >= 1.0:
+                continue
+        got = _split_best(job, a, m, split)
+        if got is not None and (best is None or got[2].tokens_per_s > best[2].tokens_per_s * 1.0001):
+            best = got
     if best is not None:
         return best[0], best[1], best[2], True
+    for split in splits:  # none fits: the leanest layout, to say by how much
+        lean = _leanest(job, split, m)
+        lmem = _mem(job, a, m, lean)
+        if smallest is None or lmem.total < smallest[1].total:
+            smallest = (lean, lmem)
     if smallest is None:
         from gpuquote.errors import BadInput
 

@@ -13,12 +13,12 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.estimate import api
-from gpuquote.estimate.compute import train_flops_per_token
+from gpuquote.estimate.compute import efficiency, train_flops_per_token
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.job import Hardware, InterNode, Job
 from gpuquote.estimate.memory import Memory, default_seq_len
 from gpuquote.estimate.search import LAYOUT_FIELDS, MAX_GPUS, best_train_layout
-from gpuquote.estimate.setup import Layout, Machine
+from gpuquote.estimate.setup import Layout, Machine, check_precision
 from gpuquote.estimate.training import TrainPerf
 from gpuquote.hardware import GPU
 from gpuquote.models import Architecture
@@ -52,21 +52,33 @@ def _hours(tokens: float, perf: TrainPerf | None, goodput: float) -> float:
     return tokens / perf.tokens_per_s / 3600 / goodput if perf is not None and perf.tokens_per_s else math.inf
 
 
+def _compute_floor_s(job: Job, a: Architecture, m: Machine, perf: TrainPerf) -> float:
+    """Seconds per step no layout can beat: the step's model FLOPs at the full achieved rate of every
+    GPU (no recomputation, no communication, no bubble, no GEMM tail)."""
+    seq = default_seq_len(job)
+    _, _, model_f = train_flops_per_token(a, job.method, seq, "none", job.flash_attention)
+    tokens_step = perf.tokens_per_s * perf.t_step
+    prec = "bf16" if job.precision == "fp8" else job.precision  # FP8 GEMMs: bound by the faster rate below
+    rate = max(check_precision(m.gpu, p) * efficiency(m, p) for p in {prec, job.precision})
+    return tokens_step * model_f / (m.gpus * rate)
+
+
 def _free_layout(
-    job: Job, a: Architecture, m: Machine, lay: Layout, t_h: float, tokens: float, goodput: float
-) -> tuple[dict, str | None] | None:
-    """The free search's layout and time when the job states layout fields and the free one is faster;
-    with a sentence when it is more than K.forced_layout_ratio times faster."""
+    job: Job, a: Architecture, m: Machine, lay: Layout, perf: TrainPerf, t_h: float, tokens: float, goodput: float
+) -> tuple[dict, str] | None:
+    """The free search's layout and time when the job states layout fields and the free search is more
+    than K.forced_layout_ratio times faster. Skipped (no search) when the stated layout is already within
+    that ratio of the compute floor, which no layout beats."""
     free = _free_job(job)
     if free is None or not math.isfinite(t_h):
         return None
+    if perf.t_step < K.forced_layout_ratio * _compute_floor_s(job, a, m, perf):
+        return None
     flay, _, fperf, ffits = best_train_layout(free, a, m)
     f_h = _hours(tokens, fperf, goodput)
-    if not ffits or not f_h < 0.99 * t_h:
+    if not ffits or not f_h * K.forced_layout_ratio < t_h:
         return None
     info = {**flay.to_dict(), "time_hours": api._r(f_h, 6)}
-    if not f_h * K.forced_layout_ratio < t_h:
-        return info, None
     stated = ", ".join(f"{f}: {getattr(job, f)}" for f in LAYOUT_FIELDS if job.is_set(f))
     net = "over " + _net_words(m) if m.nodes > 1 else "on this node"
     return info, (
@@ -96,15 +108,23 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
         gpn = hw.gpus_per_node or 8
         n = mg if mg <= gpn else -(-mg // gpn) * gpn
         notes.append(f"hardware.gpus = {n} (not given: the smallest count that fits)")
-    m = api._machine(job, hw, g, n, notes)
+    m = api._machine(job, hw, g, n, [])
     ends: tuple[tuple[Machine, Search], tuple[Machine, Search]] | None = None
     if m.nodes > 1 and network_unknown(hw):
-        # one rule for estimate and plan: both ends of the range, each with its own best layout
+        # one rule for estimate and plan: both ends of the range, each with its own best layout;
+        # time_hours on the end usual for the GPU (SXM/OAM boards ship with RDMA, PCIe servers on a LAN)
         rdma = K.unknown_network_rdma_gbps_per_gpu * m.gpus_per_node
         m_low = api._machine(job, _with_network(hw, "ib", rdma), g, n, [])
         m_high = api._machine(job, _with_network(hw, "ethernet", K.unknown_network_ethernet_gbps), g, n, [])
         ends = ((m_low, best_train_layout(job, a, m_low)), (m_high, best_train_layout(job, a, m_high)))
-    lay, mem, perf, fits = best_train_layout(job, a, m)
+        m, (lay, mem, perf, fits) = ends[0] if g.form_factor in ("sxm", "oam") else ends[1]
+        shape: list[str] = []
+        api._machine(job, hw, g, n, shape)  # its notes on the node shape and links not given
+        notes += [x for x in shape if not x.startswith("hardware.inter_node")]
+        notes.append(f"hardware.inter_node = {_net_words(m)} (not given; the range below covers both ends)")
+    else:
+        m = api._machine(job, hw, g, n, notes)
+        lay, mem, perf, fits = best_train_layout(job, a, m)
     for name, val in (
         ("tensor_parallel", lay.tp),
         ("pipeline_parallel", lay.pp),
@@ -148,11 +168,6 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
             f"assumes {_net_words(m)}, `plan` ranks on the high end. Ask the vendor for the inter-node "
             "fabric (InfiniBand/RoCE/Ethernet) and its Gb/s per node"
         )
-    free = _free_layout(job, a, m, lay, t_h, tokens, goodput) if fits else None
-    if free is not None:
-        extra["free_layout"] = free[0]  # what the search picks when the stated layout fields are left open
-        if free[1]:
-            notes.append(free[1])
     if hw.nvme_write_gbs is None and job.method in ("pretrain", "full"):
         notes.append("checkpoint write time not counted (hardware.nvme_write_gbs unknown)")
     if perf is not None:
@@ -172,7 +187,17 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
             "hardware": api._r((hw_d + hw_a) * tps / n / 1e12, 1),
         }
     extra["tokens"] = tokens
+    deferred = None
+    if fits and perf is not None and _free_job(job) is not None:
+
+        def deferred(res: api.EstimateResult) -> None:  # a second search: only when the estimate is printed
+            free = _free_layout(job, a, m, lay, perf, t_h, tokens, goodput)
+            if free is not None:
+                res.extra["free_layout"] = free[0]  # the search's pick with the stated layout fields open
+                res.assumptions.append(free[1])
+
     return api.EstimateResult(
+        deferred=deferred,
         kind="train",
         gpu=g.id,
         gpus=n,

@@ -195,3 +195,53 @@ def train_perf(job: Job, a: Architecture, m: Machine, lay: Layout) -> TrainPerf:
         t_stage=t_stage,
         t_p2p=t_p2p,
     )
+
+
+def seconds_per_token_floor(
+    job: Job,
+    a: Architecture,
+    m: Machine,
+    split: Layout,
+    shardings: list[str],
+    micro_batches_opts: list[int],
+    ckpt: str = "none",
+) -> float:
+    """A lower bound on the machine's seconds per trained token for any layout of this split (any
+    micro-batch, checkpointing, interleaving and of the given shardings): model FLOPs at the full
+    achieved rate, the TP all-reduce bytes (they do not shrink with the micro-batch), the smallest
+    exposed share of the gradient sync, and the smallest pipeline bubble. The search visits splits in
+    the order of this floor and stops once the floor passes the best layout found."""
+    seq = default_seq_len(job)
+    # ckpt: the least recomputation any layout of the split fits with; micro_batches_opts: those that fit
+    hw_d, hw_a, _ = train_flops_per_token(a, job.method, seq, ckpt, job.flash_attention)
+    precs = {"bf16", "fp8"} if job.precision == "fp8" else {"tf32" if job.precision == "tf32" else job.precision}
+    rate = max(check_precision(m.gpu, p) * efficiency(m, p) for p in precs)
+    # the GEMM wave tail shrinks with the rows per GPU: the largest micro-batch tried is the best case
+    passes = ("lora" if job.method in ("lora", "qlora") else "train") + ("_recompute" if ckpt == "full" else "")
+    tail = gemm_size_factor(a, split.tp, max(micro_batches_opts) * seq / split.cp, passes)
+    t = (hw_d / tail + hw_a) / (m.gpus * rate)  # per token of the whole machine
+    act_b = 4.0 if job.precision in ("fp32", "tf32") else 2.0
+    per_replica = 1.0 / split.dp  # a replica's share of each token, spread over its TP x PP x CP GPUs
+    if 1 < split.tp <= m.gpus_per_node:
+        per_tok = 2.0 * (split.tp - 1) / split.tp * a.hidden * act_b / m.intra_bw(split.tp)
+        t += 4 * math.ceil(a.total_layers / split.pp) * per_tok * per_replica / split.cp
+
+    def at(mb: int) -> tuple[int, float]:  # (micro-batches, tokens) per step at this micro-batch size
+        n = micro_batches(job, Layout(**{**split.__dict__, "micro_batch": mb}), seq)
+        return n, float(n * mb * seq * split.dp)
+
+    n_mb = max(at(b)[0] for b in micro_batches_opts)  # most micro-batches: the smallest bubble
+    tokens_step = max(at(b)[1] for b in micro_batches_opts)  # most tokens: the least sync per token
+    if split.dp > 1 and shardings:
+        mp = split.tp * split.pp * split.cp
+        lora = job.method in ("lora", "qlora")
+        grad = (lora_params(a, job.lora_rank) / mp * 4.0) if lora else a.total_params / mp * weight_bytes(job.precision)
+        stride = split.tp * split.cp
+        opts = [comm.collective(m, "all_reduce", grad, split.dp, stride)]
+        loc = local_dp(split, m)
+        if "hsdp" in shardings and loc < split.dp:
+            opts.append(comm.collective(m, "all_reduce", grad / loc, split.dp // loc, stride * loc))
+        t += (1.0 - K.comm_overlap) * min(opts) / tokens_step
+    if split.pp > 1:
+        t += t * (split.pp - 1) / (K.pipeline_virtual_stages_max * n_mb)
+    return t

@@ -22,7 +22,7 @@ from gpuquote.estimate.api import EstimateResult, checkpoint_bytes
 from gpuquote.estimate.job import Job
 from gpuquote.hardware import load_gpus
 from gpuquote.plan.assumptions import interruption_rate, load
-from gpuquote.plan.candidates import Config, config_of, offer_from_row
+from gpuquote.plan.candidates import UNKNOWN_NETWORK_GBPS, Config, config_of, offer_from_row
 from gpuquote.plan.spot import overhead
 from gpuquote.plan.table import OfferTable
 
@@ -76,9 +76,18 @@ class Choice:
     notes: list[str] = field(default_factory=list)
 
 
-def _hardware(cfg: Config, gpus: int) -> Hardware:
+def _hardware(cfg: Config, gpus: int, job: Job | None = None) -> Hardware:
+    kind, gbps = cfg.inter_kind, cfg.inter_gbps
+    if kind == "unknown" and gbps is None and (job is None or job.kind != "train"):
+        kind, gbps = "ethernet", UNKNOWN_NETWORK_GBPS  # only training estimates price the unknown as a range
     return Hardware(gpu=cfg.gpu, gpus=gpus, gpus_per_node=cfg.gpus_per_node, intra_node=cfg.intra_node,
-                    inter_node={"kind": cfg.inter_kind, "gbps_per_node": cfg.inter_gbps})
+                    inter_node={"kind": kind, "gbps_per_node": gbps})
+
+
+def ranked_hours(est: EstimateResult) -> float:
+    """Hours the plan ranks on: the high (10 GbE) end where the network is not stated."""
+    rng = est.extra.get("time_hours_range")
+    return float(rng[1]) if rng and rng[1] is not None else est.time_hours
 
 
 def _online(job: Job) -> bool:
@@ -100,17 +109,17 @@ def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: flo
     counts = [n_min] if _online(job) else sorted({n_min * m for m in a["node_multipliers"] if n_min * m <= max_nodes})
     out: list[NodeEval] = []
     for n in counts:
-        est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node))
+        est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node, job))
         if est.fits:
-            out.append(NodeEval(n, n * cfg.gpus_per_node, est, serving_hours if _online(job) else est.time_hours))
+            out.append(NodeEval(n, n * cfg.gpus_per_node, est, serving_hours if _online(job) else ranked_hours(est)))
     if opts.deadline_hours and out and all(e.hours > opts.deadline_hours for e in out) and not _online(job):
         n = out[-1].nodes
         while n * 2 <= max_nodes and out[-1].hours > opts.deadline_hours and out[-1].hours < out[0].hours * 1.01 + 1e9:
             n *= 2
-            est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node))
-            if not est.fits or est.time_hours >= out[-1].hours * 0.98:  # adding nodes no longer pays
+            est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node, job))
+            if not est.fits or ranked_hours(est) >= out[-1].hours * 0.98:  # adding nodes no longer pays
                 break
-            out.append(NodeEval(n, n * cfg.gpus_per_node, est, est.time_hours))
+            out.append(NodeEval(n, n * cfg.gpus_per_node, est, ranked_hours(est)))
     return out or f"memory: does not fit on {cfg.gpu} in the counts tried"
 
 
@@ -420,11 +429,16 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
                            "spot_overhead_hours": round(spot_extra, 6)},
         "total_cost_usd": total,
         "breakdown": breakdown,
-        "bound": est.bound, "mfu": round(est.mfu, 4), "layout": est.layout,
+        "bound": est.bound, "mfu": round(est.mfu, 4),
+        "layout": dict(est.layout_info) if est.layout_info else {"describe": est.layout},
         "memory_per_gpu_gib": round(est.memory.total / GIB, 2),
         "pareto": on_front,
         "fetched_at": row.get("fetched_at"), "freshness": row.get("freshness"), "source": row.get("source"),
     }
+    rng = est.extra.get("time_hours_range")
+    if rng and ev.hours:  # unknown network: the row's time on the RDMA end, same overheads
+        out["time_hours_range"] = [round(c.time_hours * rng[0] / ev.hours, 6), round(c.time_hours, 6)]
+        out["estimate_hours_range"] = list(rng)
     if job.kind == "train":
         out["usd_per_billion_tokens"] = round(total / (job.tokens / 1e9), 4) if job.tokens else None
     elif job.kind == "compute":
@@ -453,7 +467,11 @@ def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[s
     net = row.get("inter_node") or {}
     kind, gbps = net.get("kind") or "unknown", net.get("gbps_per_node")
     if c.ev.nodes > 1:
-        if kind in ("unknown", "none") or gbps is None:
+        rng = est.extra.get("time_hours_range")
+        if rng and (kind in ("unknown", "none") or gbps is None):
+            w.append(f"inter-node network not stated: ranked on 10 GbE ({rng[1]:,.1f} h); {rng[0]:,.1f} h on an RDMA "
+                     "fabric (InfiniBand/RoCE): ask the vendor for the inter-node fabric and Gb/s per node")
+        elif kind in ("unknown", "none") or gbps is None:
             w.append(f"inter-node network not stated: {c.ev.nodes} nodes assumed on 10 GbE (ask for IB/RoCE)")
         elif kind in ("ethernet", "none") or gbps <= 100:
             w.append(f"network-bound across nodes: {gbps:g} Gb/s {kind} per node")
