@@ -1,0 +1,147 @@
+"""The training layout search (issue 11): the layouts practitioners run, on every kind of network.
+
+BLOOM-176B on its real cluster, 70B pretraining on PCIe + 10 GbE against SXM + InfiniBand, a stated
+field that forces a slow layout, hybrid sharding, the physics of overlap and of collectives, and one
+answer from `estimate` and `plan` on an unknown network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuquote.errors import BadInput
+from gpuquote.estimate import Hardware, comm, estimate, load_job
+from gpuquote.estimate.api import _machine
+from gpuquote.hardware import get_gpu
+from gpuquote.service.plan import plan_job
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOOM = ROOT / "examples" / "jobs" / "bloom-176b.yaml"
+FIX = Path(__file__).parent / "fixtures" / "plan"
+
+# Llama-3-70B pretraining with a real global batch (2048 sequences of 2048 tokens)
+PRETRAIN_70B = {"kind": "train", "model": "llama-3-70b", "method": "pretrain", "precision": "bf16",
+                "seq_len": 2048, "global_batch_tokens": 4194304, "tokens": 1.0e11}
+PCIE_10GBE = Hardware(gpu="a100-80gb-pcie", gpus=16, gpus_per_node=8, intra_node="pcie",
+                      inter_node={"kind": "ethernet", "gbps_per_node": 10})
+SXM_IB = Hardware(gpu="a100-80gb-sxm4", gpus=16, gpus_per_node=8, intra_node="nvswitch",
+                  inter_node={"kind": "ib", "gbps_per_node": 1600})
+LAYOUT_KEYS = {"tp", "pp", "dp", "cp", "sharding", "checkpointing", "micro_batch", "virtual_stages", "describe"}
+
+
+def test_bloom_176b_with_zero1_fits_with_tensor_and_pipeline_parallelism_near_150_tflops():
+    d = estimate(BLOOM).to_dict()
+    lay = d["layout"]
+    print("BLOOM-176B:", lay["describe"], d["tflops_per_gpu"])
+    assert d["fits"] and d["gpus"] == 384 and d["nodes"] == 48
+    assert set(lay) >= LAYOUT_KEYS
+    assert lay["sharding"] == "zero1"  # stated: honoured ...
+    assert lay["tp"] > 1 and lay["pp"] > 1  # ... while TP and PP stay free (Megatron-DeepSpeed)
+    assert lay["tp"] * lay["pp"] * lay["dp"] * lay["cp"] == 384
+    # model card: "About 150 TFLOP per GPU per second" (Megatron-DeepSpeed's count, recomputation included)
+    assert d["tflops_per_gpu"]["hardware"] == pytest.approx(150, rel=0.20)
+
+
+def test_70b_on_pcie_10gbe_is_slower_than_sxm_ib_by_a_realistic_factor():
+    pcie = estimate(PRETRAIN_70B, PCIE_10GBE).to_dict()
+    sxm = estimate(PRETRAIN_70B, SXM_IB).to_dict()
+    ratio = pcie["time_hours"] / sxm["time_hours"]
+    print(f"PCIe + 10 GbE: {pcie['layout']['describe']} {pcie['time_hours']:,.0f} h; "
+          f"SXM + IB: {sxm['layout']['describe']} {sxm['time_hours']:,.0f} h; ratio {ratio:.2f}")
+    assert pcie["fits"] and sxm["fits"]
+    assert 1.2 <= ratio <= 4.0
+    # on 10 GbE the search keeps the data-parallel all-reduce off the network (model parallel across nodes)
+    assert pcie["layout"]["tp"] * pcie["layout"]["pp"] > 1
+
+
+def test_stated_zero3_is_honoured_and_the_faster_free_layout_is_named_with_its_time():
+    d = estimate({**PRETRAIN_70B, "sharding": "zero3"}, PCIE_10GBE).to_dict()
+    free = estimate(PRETRAIN_70B, PCIE_10GBE).to_dict()
+    print("zero3:", d["layout"]["describe"], d["time_hours"], "| free:", d["free_layout"]["describe"],
+          d["free_layout"]["time_hours"])
+    assert d["layout"]["sharding"] == "zero3" and d["layout"]["dp"] > 1
+    assert d["layout"]["pp"] == 1  # neither DeepSpeed ZeRO-3 nor FSDP runs under a pipeline
+    assert d["free_layout"]["describe"] == free["layout"]["describe"]
+    assert d["free_layout"]["time_hours"] == pytest.approx(free["time_hours"], rel=1e-6)
+    assert free["time_hours"] * 1.5 < d["time_hours"]
+    note = next(a for a in d["assumptions"] if "forces" in a)
+    assert note.startswith("sharding: zero3 forces") and "10 Gb/s Ethernet" in note
+    assert f"{free['time_hours']:,.0f} h instead of {d['time_hours']:,.0f} h" in note
+    # on SXM + IB the same statement costs little: no such note
+    sxm = estimate({**PRETRAIN_70B, "sharding": "zero3"}, SXM_IB).to_dict()
+    assert not any("forces" in a for a in sxm["assumptions"])
+
+
+def test_hsdp_shards_inside_the_node_and_replicates_across_nodes():
+    job = {**PRETRAIN_70B, "model": "llama-2-13b", "tensor_parallel": 1, "pipeline_parallel": 1}
+    hw = Hardware(gpu="h100-80gb-sxm5", gpus=16, gpus_per_node=8, intra_node="nvswitch",
+                  inter_node={"kind": "ethernet", "gbps_per_node": 100})
+    hsdp = estimate({**job, "sharding": "hsdp"}, hw)
+    zero3 = estimate({**job, "sharding": "zero3"}, hw)
+    p = load_job(job).arch.total_params
+    assert hsdp.memory.optimizer == pytest.approx(12 * p / 8)  # 8 ranks of one node share the states
+    assert zero3.memory.optimizer == pytest.approx(12 * p / 16)
+    assert hsdp.to_dict()["layout"]["sharding"] == "hsdp"
+    assert hsdp.time_hours < zero3.time_hours  # only the node's shard crosses the thin network, once a step
+    with pytest.raises(BadInput, match="sharding"):
+        load_job({**job, "sharding": "hybrid"})
+
+
+def test_gradient_sync_hides_only_behind_the_last_backward():
+    """More accumulation micro-batches do not hide more of the gradient sync (ZeRO-1: reduce-scatter, then
+    all-gather of the new weights): the gradients exist only after the last backward, so the exposed
+    sync per step stays the same."""
+    job = {**PRETRAIN_70B, "model": "llama-2-7b", "sharding": "zero1", "tensor_parallel": 1,
+           "pipeline_parallel": 1, "micro_batch": 1, "activation_checkpointing": "full"}
+    hw = Hardware(gpu="a100-80gb-sxm4", gpus=16, gpus_per_node=8, intra_node="nvswitch",
+                  inter_node={"kind": "ethernet", "gbps_per_node": 25})
+    few = estimate({**job, "global_batch_tokens": 16 * 2048}, hw).to_dict()["step"]
+    many = estimate({**job, "global_batch_tokens": 16 * 2048 * 16}, hw).to_dict()["step"]
+    assert many["micro_batches"] == 16 * few["micro_batches"]
+    assert many["dp_comm_exposed_s"] == pytest.approx(few["dp_comm_exposed_s"], rel=1e-6)
+    assert few["dp_comm_exposed_s"] > 0.5  # 13 GB of gradients over 25 GbE do not hide behind one backward
+
+
+def test_collectives_are_hierarchical_and_pcie_pays_a_per_call_latency():
+    job = load_job(PRETRAIN_70B)
+    g = get_gpu("a100-80gb-sxm4")
+    m = _machine(job, SXM_IB, g, 16, [])
+    nbytes = 1e9
+    both = comm.collective(m, "all_reduce", nbytes, 16, 1)
+    intra = comm.collective(m, "all_reduce", nbytes, 8, 1)
+    inter_only = comm.all_reduce(nbytes / 8, 2, m.inter_bw_per_node() / 8)
+    # reduce-scatter + all-gather inside the node, 1/8 of the buffer per GPU across the network
+    assert both == pytest.approx(2 * comm.all_gather(nbytes, 8, m.intra_bw(8)) + inter_only, rel=1e-9)
+    assert intra < both
+    pcie = _machine(job, PCIE_10GBE, get_gpu("a100-80gb-pcie"), 16, [])
+    tiny_pcie = comm.collective(pcie, "all_reduce", 8.0, 4, 1)
+    tiny_nvl = comm.collective(m, "all_reduce", 8.0, 4, 1)
+    assert tiny_pcie >= 45e-6 > tiny_nvl  # nccl-tests: ~42-54 us for 8 bytes on PCIe-only nodes
+
+
+def test_estimate_and_plan_agree_on_an_unknown_network():
+    job = {**PRETRAIN_70B, "model": "llama-2-70b", "sharding": "zero1", "tokens": 2.0e9}
+    d = plan_job(job, quotes=[str(FIX / "unknown-network-quotes.yaml")], include_catalog=False)
+    (row,) = d["rows"]
+    assert row["nodes"] > 1 and set(row["layout"]) >= LAYOUT_KEYS
+    hw = Hardware(gpu=row["estimated_as"], gpus=row["gpus"], gpus_per_node=8, intra_node="nvswitch")
+    est = estimate(job, hw).to_dict()
+    low, high = est["time_hours_range"]
+    assert low < high
+    assert row["estimate_hours_range"] == [low, high]
+    assert row["time_breakdown"]["estimate_hours"] == pytest.approx(high)  # ranked on the 10 GbE end
+    assert row["time_hours_range"][0] < row["time_hours_range"][1] == row["time_hours"]
+    lo_lay, hi_lay = est["time_hours_range_layouts"]
+    assert lo_lay["describe"] and hi_lay["describe"]
+    assert any("ask the vendor" in w and "RDMA" in w for w in row["warnings"])
+    assert any("inter-node network not stated" in a for a in est["assumptions"])
+
+
+def test_every_plan_row_has_a_layout():
+    d = plan_job(str(ROOT / "examples" / "jobs" / "qlora-7b.yaml"))
+    assert d["rows"]
+    for r in d["rows"]:
+        assert isinstance(r["layout"], dict) and r["layout"]["describe"], r["offer_id"]
+        assert set(r["layout"]) >= LAYOUT_KEYS, r["offer_id"]
