@@ -121,9 +121,10 @@ def test_qlora_fits_where_full_finetune_does_not():
 
 # ---- hardware shapes the answer -----------------------------------------------------------------
 def test_pcie_and_multinode_are_slower():
-    # pure FSDP (TP/PP pinned at 1): a stated sharding alone would let the search use TP
+    # pure FSDP (TP/PP pinned at 1): a stated sharding alone would let the search use TP and PP
     job = _train(
-        model="llama-2-13b", sharding="zero3", activation_checkpointing="full", micro_batch=1, tensor_parallel=1
+        model="llama-2-13b", sharding="zero3", activation_checkpointing="full", micro_batch=1, tensor_parallel=1,
+        pipeline_parallel=1,
     )
     sxm = estimate(job, Hardware(gpu="a100-80gb-sxm4", gpus=8, gpus_per_node=8, intra_node="nvswitch"))
     pcie = estimate(job, Hardware(gpu="a100-80gb-pcie", gpus=8, gpus_per_node=8, intra_node="pcie"))

@@ -61,16 +61,28 @@ def test_stated_zero3_is_honoured_and_the_faster_free_layout_is_named_with_its_t
     free = estimate(PRETRAIN_70B, PCIE_10GBE).to_dict()
     print("zero3:", d["layout"]["describe"], d["time_hours"], "| free:", d["free_layout"]["describe"],
           d["free_layout"]["time_hours"])
-    assert d["layout"]["sharding"] == "zero3" and d["layout"]["dp"] > 1
-    assert d["layout"]["pp"] == 1  # neither DeepSpeed ZeRO-3 nor FSDP runs under a pipeline
-    assert d["free_layout"]["describe"] == free["layout"]["describe"]
+    assert d["layout"]["sharding"] == "zero3" and d["layout"]["dp"] > 1  # honoured, over real DP ranks
+    # the stated field constrains only its own dimension: PP still carries the job across the nodes
+    assert d["layout"]["pp"] > 1
+    assert d["free_layout"]["describe"] == free["layout"]["describe"] != d["layout"]["describe"]
     assert d["free_layout"]["time_hours"] == pytest.approx(free["time_hours"], rel=1e-6)
+    assert free["time_hours"] < d["time_hours"]
+
+
+def test_a_stated_layout_that_forces_slow_all_gathers_is_named_with_the_free_layout():
+    # pure FSDP, as a torchtune/accelerate script runs it: full-shard all-gathers over 10 GbE
+    job = {**PRETRAIN_70B, "sharding": "fsdp", "tensor_parallel": 1, "pipeline_parallel": 1}
+    d = estimate(job, PCIE_10GBE).to_dict()
+    free = estimate(PRETRAIN_70B, PCIE_10GBE).to_dict()
+    assert (d["layout"]["tp"], d["layout"]["pp"], d["layout"]["sharding"]) == (1, 1, "fsdp")
     assert free["time_hours"] * 1.5 < d["time_hours"]
     note = next(a for a in d["assumptions"] if "forces" in a)
-    assert note.startswith("sharding: zero3 forces") and "10 Gb/s Ethernet" in note
+    print(note)
+    assert note.startswith("tensor_parallel: 1, pipeline_parallel: 1, sharding: fsdp forces TP1 PP1 DP16 fsdp")
+    assert "10 Gb/s Ethernet" in note and free["layout"]["describe"].split(",")[0].removesuffix(" +SP") in note
     assert f"{free['time_hours']:,.0f} h instead of {d['time_hours']:,.0f} h" in note
-    # on SXM + IB the same statement costs little: no such note
-    sxm = estimate({**PRETRAIN_70B, "sharding": "zero3"}, SXM_IB).to_dict()
+    # on SXM + IB the same statement costs less than the 1.5x worth a note
+    sxm = estimate(job, SXM_IB).to_dict()
     assert not any("forces" in a for a in sxm["assumptions"])
 
 

@@ -44,11 +44,6 @@ LAYOUT_FIELDS = (
 )
 
 
-#: shardings no framework runs under a pipeline: DeepSpeed's pipeline engine takes ZeRO-1 only, and
-#: PyTorch FSDP recipes have no pipeline; stated, they keep PP at 1 unless PP is stated too
-_NO_PIPELINE = ("zero2", "zero3", "fsdp")
-
-
 def gpu_counts(gpus_per_node: int, limit: int = MAX_GPUS, multiple_of: int = 1) -> list[int]:
     """Counts worth renting: 1, 2, 4... inside a node, then whole nodes (1, 2, 3, 4, 6, 8, 12...);
     with a fixed model-parallel size, only its multiples."""
@@ -66,16 +61,12 @@ def gpu_counts(gpus_per_node: int, limit: int = MAX_GPUS, multiple_of: int = 1) 
 def _tps(job: Job, a: Architecture, n: int, gpn: int) -> list[int]:
     if job.tensor_parallel:
         return [job.tensor_parallel]
-    if job.sharding == "fsdp":  # PyTorch FSDP recipes (torchtune, accelerate) are data parallel only
-        return [1]
     return [t for t in range(1, min(gpn, n) + 1) if a.heads % t == 0 and n % t == 0]
 
 
 def _pps(job: Job, a: Architecture, n: int) -> list[int]:
     if job.pipeline_parallel:
         return [job.pipeline_parallel]
-    if job.sharding in _NO_PIPELINE:
-        return [1]
     lay = a.total_layers
     return [p for p in range(1, min(lay, n) + 1) if n % p == 0 and (lay % p == 0 or (lay + 2) % p == 0)]
 
@@ -102,8 +93,6 @@ def shardings(job: Job, lay: Layout, m: Machine) -> list[str]:
     out = ["none", "hsdp", "zero3"] if lora else ["zero1", "zero2", "hsdp", "zero3"]
     if not spans:
         out.remove("hsdp")  # the same as zero3 inside one node
-    if lay.pp > 1:
-        out = [s for s in out if s not in _NO_PIPELINE]
     return out
 
 

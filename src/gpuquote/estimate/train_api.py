@@ -13,12 +13,12 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.estimate import api
-from gpuquote.estimate.compute import efficiency, train_flops_per_token
+from gpuquote.estimate.compute import train_flops_per_token
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.job import Hardware, InterNode, Job
 from gpuquote.estimate.memory import Memory, default_seq_len
 from gpuquote.estimate.search import LAYOUT_FIELDS, MAX_GPUS, best_train_layout
-from gpuquote.estimate.setup import Layout, Machine, check_precision
+from gpuquote.estimate.setup import Layout, Machine
 from gpuquote.estimate.training import TrainPerf
 from gpuquote.hardware import GPU
 from gpuquote.models import Architecture
@@ -52,33 +52,21 @@ def _hours(tokens: float, perf: TrainPerf | None, goodput: float) -> float:
     return tokens / perf.tokens_per_s / 3600 / goodput if perf is not None and perf.tokens_per_s else math.inf
 
 
-def _compute_floor_s(job: Job, a: Architecture, m: Machine, perf: TrainPerf) -> float:
-    """Seconds per step no layout can beat: the step's model FLOPs at the full achieved rate of every
-    GPU (no recomputation, no communication, no bubble, no GEMM tail)."""
-    seq = default_seq_len(job)
-    _, _, model_f = train_flops_per_token(a, job.method, seq, "none", job.flash_attention)
-    tokens_step = perf.tokens_per_s * perf.t_step
-    prec = "bf16" if job.precision == "fp8" else job.precision  # FP8 GEMMs: bound by the faster rate below
-    rate = max(check_precision(m.gpu, p) * efficiency(m, p) for p in {prec, job.precision})
-    return tokens_step * model_f / (m.gpus * rate)
-
-
 def _free_layout(
     job: Job, a: Architecture, m: Machine, lay: Layout, perf: TrainPerf, t_h: float, tokens: float, goodput: float
-) -> tuple[dict, str] | None:
-    """The free search's layout and time when the job states layout fields and the free search is more
-    than K.forced_layout_ratio times faster. Skipped (no search) when the stated layout is already within
-    that ratio of the compute floor, which no layout beats."""
+) -> tuple[dict, str | None] | None:
+    """The free search's layout and time when the job states layout fields and the free search is
+    faster; with a sentence when it is more than K.forced_layout_ratio times faster."""
     free = _free_job(job)
     if free is None or not math.isfinite(t_h):
         return None
-    if perf.t_step < K.forced_layout_ratio * _compute_floor_s(job, a, m, perf):
-        return None
     flay, _, fperf, ffits = best_train_layout(free, a, m)
     f_h = _hours(tokens, fperf, goodput)
-    if not ffits or not f_h * K.forced_layout_ratio < t_h:
+    if not ffits or not f_h < 0.99 * t_h:
         return None
     info = {**flay.to_dict(), "time_hours": api._r(f_h, 6)}
+    if not f_h * K.forced_layout_ratio < t_h:
+        return info, None
     stated = ", ".join(f"{f}: {getattr(job, f)}" for f in LAYOUT_FIELDS if job.is_set(f))
     net = "over " + _net_words(m) if m.nodes > 1 else "on this node"
     return info, (
@@ -194,7 +182,8 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
             free = _free_layout(job, a, m, lay, perf, t_h, tokens, goodput)
             if free is not None:
                 res.extra["free_layout"] = free[0]  # the search's pick with the stated layout fields open
-                res.assumptions.append(free[1])
+                if free[1]:
+                    res.assumptions.append(free[1])
 
     return api.EstimateResult(
         deferred=deferred,
