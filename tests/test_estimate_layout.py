@@ -157,3 +157,23 @@ def test_every_plan_row_has_a_layout():
     for r in d["rows"]:
         assert isinstance(r["layout"], dict) and r["layout"]["describe"], r["offer_id"]
         assert set(r["layout"]) >= LAYOUT_KEYS, r["offer_id"]
+
+
+def test_training_cases_of_the_regimes_within_25_percent(shared_dir):
+    """shared/calibration/regimes: PCIe vs SXM, thin networks, consumer/workstation GPUs (training cases;
+    the inference cases of those regimes belong to the inference model)."""
+    import statistics
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import accuracy
+
+    cases = [c for c in accuracy.load_regimes(shared_dir) if c["category"].startswith("train")]
+    by_regime: dict[str, list[float]] = {}
+    for c in cases:
+        _, err, _ = accuracy.run_case(c)
+        assert err is not None, c["id"]
+        by_regime.setdefault(c["regime"], []).append(abs(err))
+    assert {"a_pcie_vs_sxm", "b_network", "c_consumer_workstation"} <= set(by_regime)
+    for regime, errs in by_regime.items():
+        assert statistics.median(errs) <= 0.25, (regime, errs)
