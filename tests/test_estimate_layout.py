@@ -177,3 +177,14 @@ def test_training_cases_of_the_regimes_within_25_percent(shared_dir):
     assert {"a_pcie_vs_sxm", "b_network", "c_consumer_workstation"} <= set(by_regime)
     for regime, errs in by_regime.items():
         assert statistics.median(errs) <= 0.25, (regime, errs)
+
+
+def test_context_parallel_is_searched_for_long_sequences_only():
+    hw = Hardware(gpu="h100-80gb-sxm5", gpus=64, gpus_per_node=8, inter_node={"kind": "ib", "gbps_per_node": 3200})
+    job = {"kind": "train", "model": "llama-3-8b", "method": "pretrain", "global_batch_tokens": 16e6, "tokens": 1e10}
+    short = estimate({**job, "seq_len": 8192}, hw).to_dict()["layout"]
+    long = estimate({**job, "seq_len": 131072}, hw).to_dict()
+    assert short["cp"] == 1  # below context_parallel_min_seq CP is not tried
+    assert long["fits"] and long["layout"]["cp"] > 1
+    pinned = estimate({**job, "seq_len": 131072, "context_parallel": 1}, hw).to_dict()
+    assert pinned["layout"]["cp"] == 1  # a stated CP is kept

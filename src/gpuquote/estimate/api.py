@@ -175,7 +175,6 @@ def _defaults(job: Job, notes: list[str]) -> None:
         else:
             note("lora_rank", job.lora_rank, "default; adapters on all attention and MLP projections")
         note("seq_len", default_seq_len(job), "default: 2048 for pretraining, 512 for fine-tuning samples")
-        note("micro_batch", job.micro_batch or 1)
         note("flash_attention", job.flash_attention)
         if job.global_batch_tokens is None:
             notes.append("global_batch_tokens not given: no gradient accumulation (one micro-batch per step)")
