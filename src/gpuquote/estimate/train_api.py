@@ -1,7 +1,8 @@
 """Training estimates: GPU count, the layout search on the offer's network, time and its range.
 
 An inter-node network nobody stated is priced twice, each with its own best layout: on an RDMA-class
-fabric (low end) and on 10 GbE (high end, `time_hours`); `plan` ranks on the high end, so `estimate`
+fabric (low end) and on 10 GbE (high end): `time_hours_range`. `time_hours` takes the end usual for
+the GPU (SXM/OAM: RDMA; PCIe: 10 GbE); `plan` ranks on the high end and shows the range, so `estimate`
 and `plan` give one answer. A stated layout field that forces a much slower layout than the free
 search is named in `assumptions` together with the free layout and its time.
 """
@@ -53,7 +54,7 @@ def _hours(tokens: float, perf: TrainPerf | None, goodput: float) -> float:
 
 
 def _free_layout(
-    job: Job, a: Architecture, m: Machine, lay: Layout, perf: TrainPerf, t_h: float, tokens: float, goodput: float
+    job: Job, a: Architecture, m: Machine, lay: Layout, t_h: float, tokens: float, goodput: float
 ) -> tuple[dict, str | None] | None:
     """The free search's layout and time when the job states layout fields and the free search is
     faster; with a sentence when it is more than K.forced_layout_ratio times faster."""
@@ -179,7 +180,7 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
     if fits and perf is not None and _free_job(job) is not None:
 
         def deferred(res: api.EstimateResult) -> None:  # a second search: only when the estimate is printed
-            free = _free_layout(job, a, m, lay, perf, t_h, tokens, goodput)
+            free = _free_layout(job, a, m, lay, t_h, tokens, goodput)
             if free is not None:
                 res.extra["free_layout"] = free[0]  # the search's pick with the stated layout fields open
                 if free[1]:
