@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from gpuquote.errors import BadInput
-from gpuquote.estimate.compute import efficiency
+from gpuquote.estimate.compute import efficiency, gemm_size_factor
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.inference import KV_BYTES, InferModel, max_sequences, online, static_batch
 from gpuquote.estimate.job import Hardware, Job, load_job, merge_hardware
@@ -284,7 +284,8 @@ def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
 def clear_caches() -> None:
     _estimate.cache_clear()
     _min_gpus.cache_clear()
-    efficiency.cache_clear()  # reads fitted constants
+    efficiency.cache_clear()  # these read fitted constants
+    gemm_size_factor.cache_clear()
 
 
 # ---- compute jobs ---------------------------------------------------------------------------------

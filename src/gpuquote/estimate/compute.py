@@ -52,6 +52,7 @@ def layer_gemms(a: Architecture, tp: int) -> tuple[tuple[float, float, float, fl
     return tuple(x for x in out if x[0] > 0)
 
 
+@lru_cache(maxsize=16384)
 def gemm_size_factor(a: Architecture, tp: int, tokens: float, passes: str = "train") -> float:
     """Share of the large-GEMM rate that the model's weight GEMMs reach at `tokens` rows per GPU.
 
@@ -86,6 +87,7 @@ def forward_flops_per_token(a: Architecture, context: float) -> tuple[float, flo
     return 2.0 * a.matmul_params_active, a.attention_flops_per_token(context)
 
 
+@lru_cache(maxsize=4096)
 def train_flops_per_token(
     a: Architecture, method: str, seq: int, ckpt: str, flash: bool
 ) -> tuple[float, float, float]:

@@ -232,16 +232,28 @@ def seconds_per_token_floor(
 
     n_mb = max(at(b)[0] for b in micro_batches_opts)  # most micro-batches: the smallest bubble
     tokens_step = max(at(b)[1] for b in micro_batches_opts)  # most tokens: the least sync per token
+    mb_tokens = max(micro_batches_opts) * seq * split.dp  # machine tokens per micro-batch, at most
+    if split.pp > 1:  # the bubble stretches compute and TP, (PP-1)/v stage times over the micro-batches
+        t += t * (split.pp - 1) / (K.pipeline_virtual_stages_max * n_mb)
     if split.dp > 1 and shardings:
         mp = split.tp * split.pp * split.cp
         lora = job.method in ("lora", "qlora")
-        grad = (lora_params(a, job.lora_rank) / mp * 4.0) if lora else a.total_params / mp * weight_bytes(job.precision)
-        stride = split.tp * split.cp
-        opts = [comm.collective(m, "all_reduce", grad, split.dp, stride)]
-        loc = local_dp(split, m)
-        if "hsdp" in shardings and loc < split.dp:
-            opts.append(comm.collective(m, "all_reduce", grad / loc, split.dp // loc, stride * loc))
-        t += (1.0 - K.comm_overlap) * min(opts) / tokens_step
-    if split.pp > 1:
-        t += t * (split.pp - 1) / (K.pipeline_virtual_stages_max * n_mb)
+        p_gpu = a.total_params / mp
+        grad = (lora_params(a, job.lora_rank) / mp * 4.0) if lora else p_gpu * weight_bytes(job.precision)
+        w = p_gpu * (K.nf4_bytes_per_param if job.method == "qlora" else weight_bytes(job.precision))
+        stride, loc = split.tp * split.cp, local_dp(split, m)
+
+        def c(op: str, nbytes: float, group: int, st: int = stride) -> float:
+            return comm.collective(m, op, nbytes, group, st)
+
+        opts = []  # bytes on the wire per token, per sharding the search may use
+        if set(shardings) & {"none", "zero1", "zero2"}:
+            opts.append(c("all_reduce", grad, split.dp) / tokens_step)
+        if set(shardings) & {"zero3", "fsdp"}:  # gathers every micro-batch
+            opts.append((2 * c("all_gather", w, split.dp) + c("reduce_scatter", grad, split.dp)) / mb_tokens)
+        if "hsdp" in shardings:
+            inner = (2 * c("all_gather", w, loc) + c("reduce_scatter", grad, loc)) / mb_tokens
+            cross = c("all_reduce", grad / loc, split.dp // loc, stride * loc) / tokens_step if loc < split.dp else 0.0
+            opts.append(inner + cross)
+        t += (1.0 - K.comm_overlap) * min(opts) if opts else 0.0
     return t
