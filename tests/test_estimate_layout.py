@@ -188,3 +188,24 @@ def test_context_parallel_is_searched_for_long_sequences_only():
     assert long["fits"] and long["layout"]["cp"] > 1
     pinned = estimate({**job, "seq_len": 131072, "context_parallel": 1}, hw).to_dict()
     assert pinned["layout"]["cp"] == 1  # a stated CP is kept
+
+
+@pytest.mark.parametrize("job,hw", [
+    (PRETRAIN_70B, PCIE_10GBE),
+    (PRETRAIN_70B, SXM_IB),
+    ({**PRETRAIN_70B, "model": "llama-2-70b", "method": "lora", "sharding": "fsdp"}, SXM_IB),
+    ({**PRETRAIN_70B, "model": "llama-2-7b", "method": "qlora"},
+     Hardware(gpu="rtx-4090", gpus=16, gpus_per_node=8, intra_node="pcie",
+              inter_node={"kind": "ethernet", "gbps_per_node": 10})),
+])
+def test_branch_and_bound_finds_what_the_full_search_finds(job, hw, monkeypatch):
+    """The split floors only prune: with every floor at zero (nothing pruned) the best layout is the same."""
+    from gpuquote.estimate import search
+
+    j = load_job(job)
+    m = _machine(j, hw, get_gpu(hw.gpu), hw.gpus, [])
+    pruned = search.best_train_layout(j, j.arch, m)
+    monkeypatch.setattr(search, "seconds_per_token_floor", lambda *a, **k: 0.0)
+    full = search.best_train_layout(j, j.arch, m)
+    assert pruned[0] == full[0]
+    assert pruned[2].tokens_per_s == pytest.approx(full[2].tokens_per_s, rel=1e-9)
