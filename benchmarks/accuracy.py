@@ -5,6 +5,10 @@
     python benchmarks/accuracy.py --fit      # fit the constants marked `fitted` in data/calibration.yaml
     python benchmarks/accuracy.py --holdout  # + the hold-out cases (tests/fixtures/holdout), never used for fitting
 
+The regime cases (shared/calibration/regimes/index.json: PCIe vs SXM, thin networks, consumer GPUs,
+AMD, TP over PCIe, serving under load) run every time, with a median error per `regime`; a regime
+case may be listed among a fitted constant's cases, and then --loo refits without it as well.
+
 Every case runs through gpuquote.service.estimate.estimate_job, the function behind the CLI.
 Error = (estimate x convert - published) / published; an upper (lower) bound counts only when broken.
 """
@@ -50,6 +54,12 @@ def load_index(index: Path) -> list[dict]:
 
 def load_cases(shared: Path) -> list[dict]:
     return load_index(shared / "calibration" / "index.json")
+
+
+def load_regimes(shared: Path) -> list[dict]:
+    """The regime cases (same format as index.json plus `regime`); empty if the folder is absent."""
+    index = shared / "calibration" / "regimes" / "index.json"
+    return load_index(index) if index.exists() else []
 
 
 def category_medians(cases: list[dict]) -> dict[str, dict]:
@@ -173,7 +183,9 @@ def fit(
     return vals
 
 
-def report(cases: list[dict], loo: dict[str, float | None] | None = None) -> dict[str, dict]:
+def report(
+    cases: list[dict], loo: dict[str, float | None] | None = None, group: str = "category"
+) -> dict[str, dict]:
     by_cat: dict[str, list[float]] = {}
     by_cat_loo: dict[str, list[float]] = {}
     print(
@@ -183,7 +195,7 @@ def report(cases: list[dict], loo: dict[str, float | None] | None = None) -> dic
     for c in cases:
         est, err, note = run_case(c)
         pub = c["published"]["value"]
-        cat = c["category"]
+        cat = c[group]
         by_cat.setdefault(cat, []).append(abs(err) if err is not None else math.inf)
         line = f"{c['id']:44s} {cat:22s} {pub:12.5g} {est if est is not None else float('nan'):12.5g} "
         line += f"{err * 100 if err is not None else float('nan'):+7.1f}%"
@@ -198,7 +210,7 @@ def report(cases: list[dict], loo: dict[str, float | None] | None = None) -> dic
         print(line)
     print()
     print(
-        f"{'category':24s} {'n':>3s} {'median |err|':>13s} {'within ±25%':>12s}"
+        f"{group:24s} {'n':>3s} {'median |err|':>13s} {'within ±25%':>12s}"
         + (f" {'LOO median':>11s} {'LOO ±25%':>9s}" if loo is not None else "")
     )
     summary = {}
@@ -223,8 +235,10 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print the summary as JSON at the end")
     ap.add_argument("--holdout", action="store_true", help="also run the hold-out cases and compare per category")
     args = ap.parse_args()
-    cases = load_cases(find_shared())
-    by_id = {c["id"]: c for c in cases}
+    shared = find_shared()
+    cases = load_cases(shared)
+    regimes = load_regimes(shared)
+    by_id = {c["id"]: c for c in [*cases, *regimes]}
     if args.fit:
         vals = fit(by_id)
         print("fitted constants:")
@@ -232,12 +246,15 @@ def main() -> None:
             print(f"  {k}: {v}")
         with override(**vals):
             report(cases)
+            if regimes:
+                print("\n== regime cases (shared/calibration/regimes) ==")
+                report(regimes, group="regime")
         return
     loo = None
     if args.loo:
         loo = {}
         fitted = fitted_constants()
-        for c in cases:
+        for c in [*cases, *regimes]:
             owners = {k for k, v in fitted.items() if c["id"] in v.get("cases", [])}
             if not owners:
                 continue
@@ -245,6 +262,11 @@ def main() -> None:
             with override(**vals):
                 loo[c["id"]] = run_case(c)[1]
     summary = report(cases, loo)
+    if regimes:
+        print("\n== regime cases (shared/calibration/regimes; median per regime) ==")
+        by_regime = report(regimes, loo, group="regime")
+    else:
+        by_regime = {}
     if args.holdout:
         print("\n== hold-out cases (tests/fixtures/holdout; not used by --fit) ==")
         held = report(load_index(HOLDOUT_INDEX))
@@ -256,6 +278,8 @@ def main() -> None:
             line += f"{h['n']:10d} {h['median_abs_err'] * 100:15.1f}%" if h else f"{'-':>10s} {'-':>16s}"
             print(line)
         summary = {"calibration": summary, "holdout": held}
+    if by_regime:
+        summary = {**summary, "regimes": by_regime}  # a key added beside the categories (or calibration/holdout)
     if args.json:
         print(json.dumps(summary, indent=1))
 

@@ -83,10 +83,18 @@ def main() -> None:
     from gpuquote.store import OfferFilter, embedded_reader, query_offers
 
     job = load_job(args.job)
+    import os
+
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall times below grow with it)")
     t = time.perf_counter()
+    c0 = time.process_time()
     d = plan_job(args.job)
+    first, cpu = time.perf_counter() - t, time.process_time() - c0
     print(f"job {Path(args.job).name}: first plan on the embedded snapshot ({d['candidates']} offers, "
-          f"{d['configurations']} configurations, estimates not cached): {time.perf_counter() - t:.3f} s")
+          f"{d['configurations']} configurations, estimates not cached): {first:.3f} s")
+    # the layout search runs once per configuration and node count; CPU time is immune to other load
+    print(f"  per configuration (layout search + estimate, cold): {cpu / max(1, d['configurations']) * 1e3:.1f} ms "
+          f"CPU ({cpu:.2f} s CPU in all)")
     print(f"  warm plan_job (query + plan + advice): median {timed(lambda: plan_job(args.job), args.runs):.3f} s")
     real, _ = query_offers(embedded_reader(), OfferFilter())
     real = [r for r in real if r["usd_per_node_hour"] and r["gpu_count"] >= 1 and r["gpu_exclusive"] is True

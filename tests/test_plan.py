@@ -32,7 +32,9 @@ def _by_id(rows):
 
 
 def test_nvswitch_infiniband_beats_cheaper_pcie_25gbe_on_a_multinode_job():
-    d = plan_job(MULTINODE_JOB, quotes=[str(FIX / "multinode-quotes.yaml")], include_catalog=False)
+    # pure FSDP (TP1 PP1 stated): full-shard all-gathers cross the network every micro-batch
+    fsdp = {**MULTINODE_JOB, "tensor_parallel": 1, "pipeline_parallel": 1}
+    d = plan_job(fsdp, quotes=[str(FIX / "multinode-quotes.yaml")], include_catalog=False)
     rows = d["rows"]
     assert [r["offer_id"] for r in rows] == ["hgx-sxm-ib", "pcie-25gbe"]
     sxm, pcie = rows
@@ -43,6 +45,10 @@ def test_nvswitch_infiniband_beats_cheaper_pcie_25gbe_on_a_multinode_job():
     assert any("network-bound across nodes: 25 Gb/s ethernet" in w for w in pcie["warnings"])
     assert any("PCIe-only" in w for w in pcie["warnings"])
     assert not any("network-bound" in w for w in sxm["warnings"])
+    # left free, the layout search keeps the thin network for pipeline sends: the gap shrinks
+    free = _by_id(plan_job(MULTINODE_JOB, quotes=[str(FIX / "multinode-quotes.yaml")], include_catalog=False)["rows"])
+    assert free["pcie-25gbe"]["time_hours"] / free["hgx-sxm-ib"]["time_hours"] < pcie["time_hours"] / sxm["time_hours"]
+    assert free["pcie-25gbe"]["layout"]["pp"] > 1
 
 
 def test_single_cheap_gpu_beats_an_8_gpu_node_for_7b_qlora():

@@ -28,13 +28,18 @@ def register(app: typer.Typer) -> None:
         _render(data)
 
 
+def _layout_text(layout: dict | str | None) -> str:
+    """`layout` is a dict (tp, pp, ... and `describe`); older outputs held the string alone."""
+    return str(layout.get("describe", "")) if isinstance(layout, dict) else str(layout or "")
+
+
 def _render(d: dict) -> None:
     from rich.table import Table
 
     c = console()
     c.print(
         f"[bold]{d['kind']}[/] on {d['gpus']} x {d['gpu']}"
-        + (f"  layout: {d['layout']}" if d.get("layout") else ""),
+        + (f"  layout: {_layout_text(d.get('layout'))}" if d.get("layout") else ""),
         soft_wrap=True,
     )
     mem = Table(show_header=True)
@@ -68,6 +73,9 @@ def _render(d: dict) -> None:
             f"KV capacity {cap['max_kv_tokens']:,} tokens, max batch {cap['max_batch']}"
         )
     c.print(f"time: {fmt_num(d['time_hours'], 2)} h, {fmt_num(d['gpu_hours'], 1)} GPU-hours")
+    if d.get("time_hours_range"):
+        lo, hi = d["time_hours_range"]
+        c.print(f"time range (network not stated): {fmt_num(lo, 2)} - {fmt_num(hi, 2)} h")
     if d.get("accuracy"):
         from gpuquote.i18n import t as tr
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.estimate.accuracy import band, interconnect_class, workload_kind
-from gpuquote.estimate.compute import efficiency
+from gpuquote.estimate.compute import efficiency, gemm_size_factor
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.inference import KV_BYTES, max_sequences, online, static_batch
 from gpuquote.estimate.job import ENGINES, Hardware, Job, load_job, merge_hardware
@@ -22,7 +22,7 @@ from gpuquote.estimate.memory import (
     default_seq_len,
     lora_params,
 )
-from gpuquote.estimate.search import MAX_GPUS, best_train_layout, gpu_counts, train_fits
+from gpuquote.estimate.search import MAX_GPUS, gpu_counts, train_fits
 from gpuquote.estimate.serving import (
     DEFAULT_ENGINE,
     _engine,
@@ -60,6 +60,9 @@ class EstimateResult:
     assumptions: list[str]
     layout: str = ""
     nodes: int = 1
+    layout_info: dict | None = None  # training: Layout.to_dict() of the chosen layout
+    # work only a printed estimate needs (the free-layout comparison of train_api), run once by to_dict
+    deferred: Any = field(default=None, repr=False, compare=False)
     latency: dict | None = None
     capacity: dict | None = None
     model: dict = field(default_factory=dict)
@@ -67,13 +70,16 @@ class EstimateResult:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        if self.deferred is not None:
+            run, self.deferred = self.deferred, None
+            run(self)
         m = self.memory
         d: dict[str, Any] = {
             "kind": self.kind,
             "gpu": self.gpu,
             "gpus": self.gpus,
             "nodes": self.nodes,
-            "layout": self.layout,
+            "layout": dict(self.layout_info) if self.layout_info else {"describe": self.layout},
             "memory": {
                 "weights_gib": _r(m.weights / GIB),
                 "gradients_gib": _r(m.gradients / GIB),
@@ -181,7 +187,6 @@ def _defaults(job: Job, notes: list[str]) -> None:
         else:
             note("lora_rank", job.lora_rank, "default; adapters on all attention and MLP projections")
         note("seq_len", default_seq_len(job), "default: 2048 for pretraining, 512 for fine-tuning samples")
-        note("micro_batch", job.micro_batch or 1)
         note("flash_attention", job.flash_attention)
         if job.global_batch_tokens is None:
             notes.append("global_batch_tokens not given: no gradient accumulation (one micro-batch per step)")
@@ -305,6 +310,8 @@ def clear_caches() -> None:
     _estimate.cache_clear()
     _min_gpus.cache_clear()
     clear_serving_caches()
+    efficiency.cache_clear()  # these read fitted constants
+    gemm_size_factor.cache_clear()
 
 
 # ---- compute jobs ---------------------------------------------------------------------------------
@@ -345,84 +352,10 @@ def _compute(job: Job, hw: Hardware, g: GPU, notes: list[str]) -> EstimateResult
 
 # ---- training -------------------------------------------------------------------------------------
 def _train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> EstimateResult:
-    mg = _min_gpus(job, hw, g)
-    if hw.gpus is not None:
-        n = hw.gpus
-    else:
-        if mg is None:
-            raise BadInput(
-                f"gpus: the job fits on no count of {g.id} up to {MAX_GPUS} GPUs; use a larger GPU, "
-                "sharding (zero3/fsdp), offload, LoRA/QLoRA or activation checkpointing",
-                field="gpus",
-            )
-        gpn = hw.gpus_per_node or 8
-        n = mg if mg <= gpn else -(-mg // gpn) * gpn
-        notes.append(f"hardware.gpus = {n} (not given: the smallest count that fits)")
-    m = _machine(job, hw, g, n, notes)
-    lay, mem, perf, fits = best_train_layout(job, a, m)
-    for name, val in (
-        ("tensor_parallel", lay.tp),
-        ("pipeline_parallel", lay.pp),
-        ("sharding", lay.sharding),
-        ("activation_checkpointing", lay.ckpt),
-    ):
-        if not job.is_set(name):
-            notes.append(f"{name} = {val} (chosen: {'fastest layout that fits' if fits else 'least memory'})")
-    if job.tokens is None:
-        tokens = 20.0 * a.total_params if job.method == "pretrain" else 1e8
-        why = (
-            "20 tokens/param (Chinchilla) for pretraining"
-            if job.method == "pretrain"
-            else "100M for fine-tuning"
-        )
-        notes.append(f"tokens = {tokens:.3g} (not given: {why})")
-    else:
-        tokens = job.tokens
-    goodput = job.goodput if job.goodput is not None else K.goodput
-    if job.goodput is None:
-        notes.append(
-            f"goodput = {goodput} (fitted: restarts, evaluation, checkpoint stalls; time and GPU-hours "
-            "are divided by it)"
-        )
-    if perf is None:
-        tps, mfu, bound = 0.0, 0.0, "memory"
-        t_h = math.inf
-    else:
-        tps, mfu, bound = perf.tokens_per_s, perf.mfu, perf.bound
-        t_h = tokens / tps / 3600 / goodput
-    notes.append(f"layout: {lay.describe()}")
-    if hw.nvme_write_gbs is None and job.method in ("pretrain", "full"):
-        notes.append("checkpoint write time not counted (hardware.nvme_write_gbs unknown)")
-    extra: dict[str, Any] = {}
-    if perf is not None:
-        extra["step"] = {
-            "seconds": _r(perf.t_step, 4),
-            "micro_batches": perf.n_micro,
-            "compute_s": _r(perf.t_compute, 4),
-            "tp_comm_s": _r(perf.t_tp, 4),
-            "dp_comm_exposed_s": _r(perf.t_dp_exposed, 4),
-            "bubble_s": _r(perf.t_bubble, 4),
-        }
-    extra["tokens"] = tokens
-    return EstimateResult(
-        kind="train",
-        gpu=g.id,
-        gpus=n,
-        memory=mem,
-        fits=fits,
-        min_gpus=mg,
-        tokens_per_s=tps,
-        mfu=mfu,
-        bound=bound,
-        time_hours=t_h,
-        gpu_hours=t_h * n,
-        assumptions=notes,
-        layout=lay.describe(),
-        nodes=m.nodes,
-        model=_model_info(a),
-        checkpoint_bytes=checkpoint_bytes(job),
-        extra=extra,
-    )
+    """Training estimates live in train_api (layout search, unknown-network range)."""
+    from gpuquote.estimate.train_api import train
+
+    return train(job, hw, g, a, notes)
 
 
 def _model_info(a: Architecture) -> dict:

@@ -14,6 +14,7 @@ from gpuquote.estimate.setup import Machine, check_precision
 from gpuquote.models import Architecture
 
 
+@lru_cache(maxsize=4096)
 def efficiency(m: Machine, precision: str) -> float:
     """Achieved share of the precision's dense peak for transformer GEMM-heavy work.
 
@@ -22,7 +23,8 @@ def efficiency(m: Machine, precision: str) -> float:
     peak = check_precision(m.gpu, precision)
     balance = peak / m.hbm_bw
     e = K.compute_efficiency_ref * (K.balance_ref / balance) ** K.compute_balance_exponent
-    return min(e * m.power_scale(), 0.95)
+    cap = K.cuda_core_efficiency_max if precision == "fp32" else 0.95  # FP32 runs on CUDA cores, not tensor cores
+    return min(e * m.power_scale(), cap)
 
 
 @lru_cache(maxsize=256)
@@ -50,6 +52,7 @@ def layer_gemms(a: Architecture, tp: int) -> tuple[tuple[float, float, float, fl
     return tuple(x for x in out if x[0] > 0)
 
 
+@lru_cache(maxsize=16384)
 def gemm_size_factor(a: Architecture, tp: int, tokens: float, passes: str = "train") -> float:
     """Share of the large-GEMM rate that the model's weight GEMMs reach at `tokens` rows per GPU.
 
@@ -84,6 +87,7 @@ def forward_flops_per_token(a: Architecture, context: float) -> tuple[float, flo
     return 2.0 * a.matmul_params_active, a.attention_flops_per_token(context)
 
 
+@lru_cache(maxsize=4096)
 def train_flops_per_token(
     a: Architecture, method: str, seq: int, ckpt: str, flash: bool
 ) -> tuple[float, float, float]:

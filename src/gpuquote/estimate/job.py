@@ -19,7 +19,7 @@ Kind = Literal["train", "infer", "compute"]
 Method = Literal["pretrain", "full", "lora", "qlora"]
 Precision = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp64"]
 Optimizer = Literal["adamw", "adamw-8bit", "sgd", "adafactor", "lion"]
-Sharding = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
+Sharding = Literal["none", "zero1", "zero2", "zero3", "fsdp", "hsdp"]
 Checkpointing = Literal["none", "selective", "full"]
 Offload = Literal["none", "optimizer", "parameters"]
 KVPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
@@ -166,10 +166,15 @@ class Job(BaseModel):
         return name in self.model_fields_set
 
     def cache_key(self) -> tuple:
-        return (self.model_dump_json(), self.arch)
+        # which fields were stated matters as much as their values: a stated field is kept by the
+        # layout search and reported differently in `assumptions` (context_parallel: 1 vs the default 1)
+        return (self.model_dump_json(), tuple(sorted(self.model_fields_set)), self.arch)
 
     def __hash__(self) -> int:  # pydantic's frozen hash covers fields incl. arch
         return hash(self.cache_key())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Job) and self.cache_key() == other.cache_key()
 
 
 def _divisors(n: int) -> list[int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gpuquote.estimate.constants import K
 from gpuquote.estimate.job import Job
@@ -47,6 +48,7 @@ def weight_bytes(precision: str) -> float:
     return 4.0 if precision in ("fp32", "tf32") else 2.0
 
 
+@lru_cache(maxsize=1024)
 def lora_params(a: Architecture, rank: int) -> float:
     """LoRA adapters on every attention and MLP projection: rank x (in + out) per matrix."""
     h = a.hidden
@@ -67,6 +69,7 @@ def quantized_weight_bytes(a: Architecture, precision: str) -> float:
     return per * (a.linear_params + a.head_params) + 2.0 * a.embedding_params
 
 
+@lru_cache(maxsize=4096)
 def _stage_params(a: Architecture, pp: int) -> float:
     """Parameters of the largest pipeline stage (the first: its layers + the embedding)."""
     if pp == 1:
@@ -104,16 +107,29 @@ def activation_bytes_per_token_layer(
     return full_layer, 0.0
 
 
+def local_dp(lay: Layout, m: Machine) -> int:
+    """Data-parallel ranks inside one node (Megatron rank order: TP fastest, then CP, then DP)."""
+    return max(1, min(lay.dp, m.gpus_per_node // max(1, lay.tp * lay.cp)))
+
+
+def shard_ranks(lay: Layout, m: Machine) -> int:
+    """Ranks that split the sharded states: all data-parallel ranks; hsdp only those of one node."""
+    if lay.sharding == "none":
+        return 1
+    return local_dp(lay, m) if lay.sharding == "hsdp" else lay.dp
+
+
 def train_memory(job: Job, a: Architecture, m: Machine, lay: Layout, n_micro: int) -> Memory:
     """Per-GPU bytes of a training job under a layout (the largest pipeline stage)."""
     wb = weight_bytes(job.precision)
-    tp, pp, dp = lay.tp, lay.pp, lay.dp
+    tp, pp = lay.tp, lay.pp
     p_gpu = _stage_params(a, pp) / tp
     layer_gpu = a.layer_params / tp
-    z3 = lay.sharding in ("zero3", "fsdp")
-    shard_w = dp if z3 else 1
-    shard_g = dp if lay.sharding in ("zero2", "zero3", "fsdp") else 1
-    shard_o = dp if lay.sharding != "none" else 1
+    z3 = lay.sharding in ("zero3", "fsdp", "hsdp")
+    sh = shard_ranks(lay, m)  # hsdp: full shard over the data-parallel ranks of one node only
+    shard_w = sh if z3 else 1
+    shard_g = sh if lay.sharding in ("zero2", "zero3", "fsdp", "hsdp") else 1
+    shard_o = sh if lay.sharding != "none" else 1
     mem = Memory()
     master = 4.0 if wb < 4 else 0.0
     if job.method in ("pretrain", "full"):
@@ -141,7 +157,7 @@ def train_memory(job: Job, a: Architecture, m: Machine, lay: Layout, n_micro: in
         mem.gradients = 4.0 * trainable / shard_g
         state = OPTIMIZER_STATE_BYTES[job.optimizer] if job.optimizer != "adafactor" else 0.1
         mem.optimizer = state * trainable / shard_o
-    if z3 and dp > 1:
+    if z3 and sh > 1:
         # gathered layers in flight (current + prefetch) plus one layer of unsharded gradients
         mem.weights += K.fsdp_prefetch_layers * layer_gpu * gather_bytes
         mem.gradients += layer_gpu * wb if job.method in ("pretrain", "full") else 0.0
@@ -154,6 +170,8 @@ def train_memory(job: Job, a: Architecture, m: Machine, lay: Layout, n_micro: in
     )
     layers_stage = math.ceil(a.total_layers / pp)
     in_flight = min(pp, n_micro) if pp > 1 else 1
+    if pp > 1 and lay.vstages > 1:  # interleaved warm-up holds (v pp + pp - 1) chunks of layers / (v pp)
+        in_flight *= 1.0 + (pp - 1) / (lay.vstages * pp)
     act = tokens * (stored * layers_stage * in_flight + working)
     if pp == 1:  # logits at the loss live on the last stage; with PP the first stage dominates
         act += tokens * a.vocab / tp * K.logits_bytes_per_value * (act_b / 2.0)

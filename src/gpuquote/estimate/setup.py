@@ -37,6 +37,15 @@ class Machine:
     def hbm_bw(self) -> float:
         return (self.gpu.memory_bandwidth_gbs or 100.0) * 1e9
 
+    def intra_link(self, group: int) -> str:
+        """The link a collective among `group` GPUs of one node runs over: nvlink or pcie."""
+        g = self.gpu
+        if not g.nvlink_bandwidth_gbs or self.intra_node in ("pcie", "none"):
+            return "pcie"
+        if self.intra_node == "nvlink" and group > 2 and g.form_factor not in ("sxm", "oam", "other"):
+            return "pcie"  # bridged pairs: a larger group crosses PCIe
+        return "nvlink"
+
     def intra_bw(self, group: int) -> float:
         """Per-GPU bus bandwidth of a collective among `group` GPUs of one node."""
         g = self.gpu
@@ -86,13 +95,36 @@ class Layout:
     ckpt: str = "none"
     micro_batch: int = 1
     sp: bool = False
+    vstages: int = 1  # interleaved virtual pipeline stages per GPU (1 = plain 1F1B)
 
     @property
     def model_parallel(self) -> int:
         return self.tp * self.pp * self.cp
 
+    def to_dict(self) -> dict:
+        """The layout as `estimate --json` and plan rows print it (DESIGN.md section 3: `layout`)."""
+        return {
+            "tp": self.tp,
+            "pp": self.pp,
+            "dp": self.dp,
+            "cp": self.cp,
+            "sharding": self.sharding,
+            "checkpointing": self.ckpt,
+            "micro_batch": self.micro_batch,
+            "virtual_stages": self.vstages,
+            "sequence_parallel": self.sp,
+            "describe": self.describe(),
+        }
+
+    def short(self) -> str:
+        """TP/PP/sharding only, for one-line advice ("TP1 PP2 hsdp")."""
+        s = f"TP{self.tp} PP{self.pp}" + (f" CP{self.cp}" if self.cp > 1 else "") + f" DP{self.dp}"
+        return s + (f" {self.sharding}" if self.sharding != "none" and self.dp > 1 else "")
+
     def describe(self) -> str:
         s = f"TP{self.tp} PP{self.pp}"
+        if self.vstages > 1:
+            s += f"x{self.vstages}v"
         if self.cp > 1:
             s += f" CP{self.cp}"
         s += f" DP{self.dp}"

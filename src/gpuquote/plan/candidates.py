@@ -57,9 +57,12 @@ def config_of(row: dict) -> tuple[Config | None, str | None, list[str]]:
         intra = None
     net = row.get("inter_node") or {}
     kind, gbps = net.get("kind") or "unknown", net.get("gbps_per_node")
-    if kind in ("unknown", "none") or gbps is None:
-        # Not stated: separate machines on an ordinary LAN. Assume 10 GbE so that a multi-node plan on such
-        # offers is never flattered; single-node runs do not use it.
+    if kind in ("unknown", "none") and gbps is None:
+        # Not stated: kept unknown. A training estimate prices it as a range (RDMA fabric .. 10 GbE), each
+        # end with its own layout, and the plan ranks on the 10 GbE end; other jobs assume 10 GbE outright
+        # (see planner._hardware), so that a multi-node plan on such offers is never flattered.
+        kind = "unknown"
+    elif kind in ("unknown", "none") or gbps is None:
         kind, gbps = ("ethernet" if kind in ("unknown", "none") else kind), UNKNOWN_NETWORK_GBPS
     return Config(sku, gpn, intra, kind, gbps), None, notes
 

@@ -17,11 +17,11 @@ import numpy as np
 
 from gpuquote.errors import BadInput
 from gpuquote.estimate import Hardware, estimate, min_gpus
-from gpuquote.estimate.api import checkpoint_bytes
+from gpuquote.estimate.api import EstimateResult, checkpoint_bytes
 from gpuquote.estimate.job import Job
 from gpuquote.plan.advice import _advice, _nothing_fits
 from gpuquote.plan.assumptions import egress_prices, interruption_rate, load
-from gpuquote.plan.candidates import Config, config_of, offer_from_row
+from gpuquote.plan.candidates import UNKNOWN_NETWORK_GBPS, Config, config_of, offer_from_row
 from gpuquote.plan.rows import (
     Choice,
     NodeEval,
@@ -85,9 +85,18 @@ def _forced_nodes(cfg: Config, opts: PlanOptions, n_min: int) -> int | str:
     return n
 
 
-def _hardware(cfg: Config, gpus: int) -> Hardware:
+def _hardware(cfg: Config, gpus: int, job: Job | None = None) -> Hardware:
+    kind, gbps = cfg.inter_kind, cfg.inter_gbps
+    if kind == "unknown" and gbps is None and (job is None or job.kind != "train"):
+        kind, gbps = "ethernet", UNKNOWN_NETWORK_GBPS  # only training estimates price the unknown as a range
     return Hardware(gpu=cfg.gpu, gpus=gpus, gpus_per_node=cfg.gpus_per_node, intra_node=cfg.intra_node,
-                    inter_node={"kind": cfg.inter_kind, "gbps_per_node": cfg.inter_gbps})
+                    inter_node={"kind": kind, "gbps_per_node": gbps})
+
+
+def ranked_hours(est: EstimateResult) -> float:
+    """Hours the plan ranks on: the high (10 GbE) end where the network is not stated."""
+    rng = est.extra.get("time_hours_range")
+    return float(rng[1]) if rng and rng[1] is not None else est.time_hours
 
 
 def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: float) -> list[NodeEval] | str:
@@ -111,18 +120,18 @@ def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: flo
         counts = [n_forced]
     out: list[NodeEval] = []
     for n in counts:
-        est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node))
+        est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node, job))
         if est.fits:
-            out.append(NodeEval(n, n * cfg.gpus_per_node, est, serving_hours if _online(job) else est.time_hours))
+            out.append(NodeEval(n, n * cfg.gpus_per_node, est, serving_hours if _online(job) else ranked_hours(est)))
     if opts.deadline_hours and out and all(e.hours > opts.deadline_hours for e in out) and not _online(job) \
             and not forced:
         n = out[-1].nodes
         while n * 2 <= max_nodes and out[-1].hours > opts.deadline_hours and out[-1].hours < out[0].hours * 1.01 + 1e9:
             n *= 2
-            est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node))
-            if not est.fits or est.time_hours >= out[-1].hours * 0.98:  # adding nodes no longer pays
+            est = estimate(job, _hardware(cfg, n * cfg.gpus_per_node, job))
+            if not est.fits or ranked_hours(est) >= out[-1].hours * 0.98:  # adding nodes no longer pays
                 break
-            out.append(NodeEval(n, n * cfg.gpus_per_node, est, est.time_hours))
+            out.append(NodeEval(n, n * cfg.gpus_per_node, est, ranked_hours(est)))
     return out or f"memory: does not fit on {cfg.gpu} in the counts tried"
 
 

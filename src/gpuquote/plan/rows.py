@@ -143,12 +143,17 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
                            "spot_overhead_hours": round(spot_extra, 6)},
         "total_cost_usd": total,
         "breakdown": breakdown,
-        "bound": est.bound, "mfu": round(est.mfu, 4), "layout": est.layout,
+        "bound": est.bound, "mfu": round(est.mfu, 4),
+        "layout": dict(est.layout_info) if est.layout_info else {"describe": est.layout},
         "accuracy": dict(est.extra.get("accuracy") or {}),
         "memory_per_gpu_gib": round(est.memory.total / GIB, 2),
         "pareto": on_front,
         "fetched_at": row.get("fetched_at"), "freshness": row.get("freshness"), "source": row.get("source"),
     }
+    rng = est.extra.get("time_hours_range")
+    if rng and ev.hours:  # unknown network: the row's time on the RDMA end, same overheads
+        out["time_hours_range"] = [c.time_hours * rng[0] / ev.hours, c.time_hours]
+        out["estimate_hours_range"] = list(rng)
     if job.kind == "train":
         out["usd_per_billion_tokens"] = total / (job.tokens / 1e9) if job.tokens else None
     elif job.kind == "compute":
@@ -186,7 +191,11 @@ def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[s
     net = row.get("inter_node") or {}
     kind, gbps = net.get("kind") or "unknown", net.get("gbps_per_node")
     if c.ev.nodes > 1:
-        if kind in ("unknown", "none") or gbps is None:
+        rng = est.extra.get("time_hours_range")
+        if rng and (kind in ("unknown", "none") or gbps is None):
+            w.append(f"inter-node network not stated: ranked on 10 GbE ({rng[1]:,.1f} h); {rng[0]:,.1f} h on an RDMA "
+                     "fabric (InfiniBand/RoCE): ask the vendor for the inter-node fabric and Gb/s per node")
+        elif kind in ("unknown", "none") or gbps is None:
             w.append(f"inter-node network not stated: {c.ev.nodes} nodes assumed on 10 GbE (ask for IB/RoCE)")
         elif kind in ("ethernet", "none") or gbps <= 100:
             w.append(f"network-bound across nodes: {gbps:g} Gb/s {kind} per node")
