@@ -62,7 +62,7 @@ def test_plan_rows_for_serving_use_the_cheapest_shape_and_say_it():
         if r["gpus_per_node"] != 8:
             continue
         assert r["shape"]["tp"] in (4, 8) and r["nodes"] <= 2  # TP2 replicas would take 3 nodes
-        assert r["layout"].startswith(f"TP{r['shape']['tp']} ")
+        assert r["layout"]["describe"].startswith(f"TP{r['shape']['tp']} ") and r["layout"]["tp"] == r["shape"]["tp"]
 
 
 # ---- pipeline (layer split) decode ---------------------------------------------------------------------

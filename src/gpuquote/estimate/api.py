@@ -60,7 +60,7 @@ class EstimateResult:
     assumptions: list[str]
     layout: str = ""
     nodes: int = 1
-    layout_info: dict | None = None  # training: Layout.to_dict() of the chosen layout
+    layout_info: dict | None = None  # the chosen layout (training: Layout.to_dict(); inference: TP x PP x replicas)
     # work only a printed estimate needs (the free-layout comparison of train_api), run once by to_dict
     deferred: Any = field(default=None, repr=False, compare=False)
     latency: dict | None = None
@@ -475,6 +475,8 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         gpu_hours=t_h * n,
         assumptions=notes,
         layout=f"TP{tp} PP{pp} x{replicas}",
+        layout_info={"tp": tp, "pp": pp, "dp": replicas, "replicas": replicas, "cp": 1, "sharding": "none",
+                     "describe": f"TP{tp} PP{pp} x{replicas}"},
         nodes=m.nodes,
         model=_model_info(a),
         latency={"ttft_ms": _r(perf.ttft_s * 1e3), "tpot_ms": _r(perf.tpot_s * 1e3)},
