@@ -152,7 +152,7 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
     }
     rng = est.extra.get("time_hours_range")
     if rng and ev.hours:  # unknown network: the row's time on the RDMA end, same overheads
-        out["time_hours_range"] = [c.time_hours * rng[0] / ev.hours, c.time_hours]
+        out["time_hours_range"] = [out["time_hours"] * rng[0] / ev.hours, out["time_hours"]]
         out["estimate_hours_range"] = list(rng)
     if job.kind == "train":
         out["usd_per_billion_tokens"] = total / (job.tokens / 1e9) if job.tokens else None
