@@ -38,6 +38,9 @@ def register(app: typer.Typer) -> None:
         sort: str = typer.Option("price", "--sort", help="price | provider | region | gpu | count | fetched | ..."),
         desc: bool = typer.Option(False, "--desc", help="Sort descending."),
         limit: int = typer.Option(None, "--limit", help="Show at most this many rows (table default 50)."),
+        offset: int = typer.Option(0, "--offset", help="Skip this many rows of the sorted result (paging)."),
+        summary: bool = typer.Option(False, "--summary", help="One row per GPU id: offers, providers, cheapest "
+                                     "and median on-demand and spot $/GPU-h (same filters)."),
         as_json: bool = typer.Option(False, "--json", help="JSON output (same body as GET /api/offers)."),
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
     ) -> None:
@@ -45,9 +48,23 @@ def register(app: typer.Typer) -> None:
         from gpuquote.service.offers import list_offers
 
         table = not (as_json or as_csv)
+        if summary:
+            from gpuquote.service.offers import SUMMARY_COLUMNS, summarize_offers
+
+            sdata = summarize_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region,
+                                     spot=spot, provider=provider, max_price_usd=max_price_usd, memory_gib=memory,
+                                     form_factor=form_factor)
+            if as_json:
+                print_json(sdata)
+            elif as_csv:
+                print_csv(sdata["gpus"], SUMMARY_COLUMNS)
+            else:
+                render_summary(sdata)
+            return
         data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
                            provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
-                           limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor)
+                           limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor,
+                           offset=offset)
         if as_json:
             print_json(data)
             return
@@ -83,4 +100,30 @@ def render(data: dict) -> None:
                     net_s, "spot" if r["spot"] else "", f"{r['freshness']} {r['fetched_at'][:10]}")
     c.print(tbl)
     c.print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
+            + f"  ({data['store']})", markup=False)
+
+
+def render_summary(data: dict) -> None:
+    from rich.table import Table
+
+    c = console()
+    rows = data["gpus"]
+    if not rows:
+        c.print(t("offers.none"))
+        return
+    tbl = Table(title=t("daily.summary.title"))
+    cols = (("col.gpu", "left"), ("daily.summary.col.memory", "right"), ("daily.summary.col.form", "left"),
+            ("daily.summary.col.offers", "right"), ("daily.summary.col.providers", "right"),
+            ("daily.summary.col.od_min", "right"), ("daily.summary.col.od_median", "right"),
+            ("daily.summary.col.spot_min", "right"), ("daily.summary.col.spot_median", "right"),
+            ("daily.summary.col.freshest", "left"))
+    for key, just in cols:
+        tbl.add_column(t(key), justify=just, no_wrap=True)
+    for r in rows:
+        tbl.add_row(r["gpu_id"], fmt_num(r["memory_gib"], 0), r["form_factor"] or "?", fmt_num(r["offers"]),
+                    fmt_num(r["providers"]), fmt_num(r["cheapest_on_demand_usd"], 3),
+                    fmt_num(r["median_on_demand_usd"], 3), fmt_num(r["cheapest_spot_usd"], 3),
+                    fmt_num(r["median_spot_usd"], 3), r["freshest_fetched_at"][:10])
+    c.print(tbl)
+    c.print(t("daily.summary.count", gpus=len(rows), n=data["count"], providers=len(data["providers"]))
             + f"  ({data['store']})", markup=False)
