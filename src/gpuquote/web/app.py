@@ -18,8 +18,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.staticfiles import StaticFiles
 
 from gpuquote.errors import BadInput
-from gpuquote.service.encoding import dumps
 from gpuquote.service import columns
+from gpuquote.service.encoding import dumps
 from gpuquote.web import common, compress
 from gpuquote.web.middleware import BodyLimit, ResponseCache, SecurityHeaders
 
