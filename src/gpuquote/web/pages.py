@@ -322,13 +322,14 @@ PLAN_FIELDS = ("example", "job_yaml", "quotes_yaml", "gpu", "min_gpus", "interco
 
 def plan_permalink(form: dict) -> str:
     """A GET URL that re-runs the same request: the example id when the job is that example's text."""
-    ex = {e["id"]: e["text"] for e in common.examples()["jobs"]}
+    ex = {e["id"]: e["text"].replace("\r\n", "\n").strip() for e in common.examples()["jobs"]}
+    form = {k: v.replace("\r\n", "\n") if isinstance(v, str) else v for k, v in form.items()}
     items = []
     for k in PLAN_FIELDS:
         v = (form.get(k) or "").strip() if isinstance(form.get(k), str) else ""
-        if k == "job_yaml" and form.get("example") in ex and v == ex[form["example"]].strip():
+        if k == "job_yaml" and form.get("example") in ex and v == ex[form["example"]]:
             continue
-        if k == "example" and (form.get("job_yaml") or "").strip() not in ("", ex.get(v, "").strip()):
+        if k == "example" and (form.get("job_yaml") or "").strip() not in ("", ex.get(v, "")):
             continue
         if v and not (k == "objective" and v == "cost") and not (k == "top" and v == "10"):
             items.append((k, v))
@@ -357,7 +358,8 @@ def _sizing(job: dict, req, result: dict | None) -> dict | None:
     """The job's sizing on the GPU asked for, else on the best-ranked offer's GPU (never a hidden default)."""
     from gpuquote.service.estimate import estimate_job
 
-    gpu = req.gpu or next((r["gpu_id"] for r in (result or {}).get("rows", [])), None)
+    own = (job.get("hardware") or {}).get("gpu") if isinstance(job.get("hardware"), dict) else None
+    gpu = req.gpu or own or next((r["gpu_id"] for r in (result or {}).get("rows", [])), None)
     if gpu is None:
         return None
     try:

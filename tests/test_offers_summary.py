@@ -1,0 +1,177 @@
+"""Summary by GPU, paging, the in-memory catalog (equal to SQL), packaged examples, typed OpenAPI, CSV views."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from gpuquote.service import columns
+from gpuquote.service.offers import list_offers, summarize_offers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CASES = [{}, {"gpu": "a100-80gb"}, {"gpu": "h100", "sort": "provider", "descending": True, "limit": 30, "offset": 10},
+         {"sort": "node_price", "limit": 50, "offset": 3200}, {"sort": "vcpus", "descending": True, "limit": 100},
+         {"region": "us-east", "spot": False}, {"provider": "aws,gcp", "min_gpus": 8, "max_price_usd": 3},
+         {"sort": "sku", "limit": 20, "offset": 7}, {"sort": "fetched", "descending": True, "limit": 40, "offset": 40},
+         {"sort": "region"}, {"sort": "ram", "offset": 5}, {"memory_gib": 80, "form_factor": "sxm",
+                                                            "interconnect": "nvswitch"}]
+
+
+@pytest.fixture
+def memory_catalog():
+    columns.enable(True)
+    yield
+    columns.enable(False)
+
+
+@pytest.mark.parametrize("args", CASES)
+def test_in_memory_catalog_answers_exactly_like_sql(args):
+    columns.enable(False)
+    want = list_offers(**args, facets=True)
+    columns.enable(True)
+    try:
+        got = list_offers(**args, facets=True)
+    finally:
+        columns.enable(False)
+    assert got == want
+
+
+def test_offset_pages_through_the_sorted_result_without_gaps():
+    whole = list_offers(gpu="a100", sort="price")["offers"]
+    pages = [list_offers(gpu="a100", sort="price", limit=25, offset=o)["offers"] for o in range(0, len(whole), 25)]
+    assert [o["offer_id"] for p in pages for o in p] == [o["offer_id"] for o in whole]
+    p2 = list_offers(gpu="a100", limit=25, offset=25)
+    assert p2["count"] == len(whole) and p2["offset"] == 25
+
+
+def test_summary_rows_agree_with_the_offers_they_summarise():
+    s = summarize_offers(gpu="a100")
+    offers = list_offers(gpu="a100")["offers"]
+    assert sum(r["offers"] for r in s["gpus"]) == s["count"] == len(offers)
+    row = next(r for r in s["gpus"] if r["gpu_id"] == "a100-80gb-sxm4")
+    mine = [o for o in offers if o["gpu_id"] == "a100-80gb-sxm4"]
+    od = sorted(o["usd_per_gpu_hour"] for o in mine if not o["spot"] and o["usd_per_gpu_hour"] is not None)
+    assert row["cheapest_on_demand_usd"] == od[0] and row["offers"] == len(mine)
+    assert row["memory_gib"] == 80 and row["form_factor"] == "sxm"
+    assert row["providers"] == len({o["provider"] for o in mine})
+    assert row["freshest_fetched_at"] == max(o["fetched_at"] for o in mine)
+
+
+def test_cli_summary_json_and_csv(cli):
+    res = cli("offers", "--summary", "--gpu", "h100", "--json")
+    assert res.returncode == 0, res.stderr
+    import json
+
+    body = json.loads(res.stdout)
+    assert body == summarize_offers(gpu="h100")
+    res = cli("offers", "--summary", "--csv")
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert len(rows) == len(summarize_offers()["gpus"]) and "cheapest_spot_usd" in rows[0]
+    res = cli("offers", "--gpu", "a100", "--offset", "5", "--limit", "3", "--json")
+    assert [o["offer_id"] for o in json.loads(res.stdout)["offers"]] == \
+        [o["offer_id"] for o in list_offers(gpu="a100")["offers"][5:8]]
+
+
+def test_bad_offset_is_one_line_naming_the_field(cli):
+    res = cli("offers", "--offset", "-1")
+    assert res.returncode == 2 and "offset" in res.stderr
+
+
+def test_packaged_examples_equal_the_checkout_examples():
+    """src/gpuquote/examples/ is what an install ships; examples/ is what the README and tests name."""
+    pkg = ROOT / "src" / "gpuquote" / "examples"
+    for kind in ("jobs", "quotes"):
+        a = {p.name: p.read_bytes() for p in (ROOT / "examples" / kind).iterdir() if p.is_file()}
+        b = {p.name: p.read_bytes() for p in (pkg / kind).iterdir() if p.is_file()}
+        assert a == b, f"examples/{kind} and src/gpuquote/examples/{kind} differ: copy one onto the other"
+
+
+fastapi = pytest.importorskip("fastapi")
+
+
+@pytest.fixture
+def client(monkeypatch):
+    from fastapi.testclient import TestClient
+
+    from gpuquote.web.app import create_app
+
+    monkeypatch.delenv("GPUQUOTE_EXAMPLES", raising=False)
+    with TestClient(create_app(), raise_server_exceptions=False) as c:
+        yield c
+    columns.enable(False)
+
+
+def test_examples_come_from_the_package_and_plan_runs_one(client, monkeypatch, tmp_path):
+    from importlib.resources import files
+
+    from gpuquote.web import common
+
+    assert common.examples_dir() is None, "without GPUQUOTE_EXAMPLES the package's own files answer"
+    assert common.examples() == common._read_examples(files("gpuquote") / "examples")
+    body = client.get("/api/examples").json()
+    assert {e["id"] for e in body["jobs"]} >= {"qlora-7b", "lora-70b"}
+    assert {e["id"] for e in body["quotes"]} >= {"a100-quotes.yaml"}
+    r = client.post("/api/plan", json={"example": "qlora-7b"})
+    assert r.status_code == 200 and r.json()["rows"]
+
+
+def test_openapi_types_every_200_body(client):
+    spec = client.get("/openapi.json").json()
+    for path, ops in spec["paths"].items():
+        for method, op in ops.items():
+            content = op["responses"]["200"].get("content", {})
+            for media, c in content.items():
+                assert c.get("schema", {}).get("type") != "string", f"{method} {path} {media}"
+                assert "$ref" in c["schema"], f"{method} {path}: 200 has no model"
+
+
+def test_summary_api_equals_cli_and_csv_views(client):
+    r = client.get("/api/offers/summary", params={"gpu": "a100"})
+    assert r.status_code == 200 and r.json() == summarize_offers(gpu="a100")
+    s = client.get("/api/offers/summary", params={"format": "csv"})
+    assert s.headers["content-type"].startswith("text/csv")
+    assert s.text.count("\n") == len(summarize_offers()["gpus"]) + 1
+    whole = client.get("/api/offers", params={"format": "csv", "spot": "false"})
+    assert whole.text.count("\n") == list_offers(spot=False)["count"] + 1, "no 200-row cap on exports"
+    q = (ROOT / "examples" / "quotes" / "a100-quotes.yaml").read_text()
+    for path, body in (("/api/quote-check", {"quotes_text": q}), ("/api/tco", {"quotes_text": q}),
+                       ("/api/plan", {"example": "qlora-7b"})):
+        r = client.post(path, params={"format": "csv"}, json=body)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv"), (path, r.text[:200])
+        assert len(list(csv.reader(io.StringIO(r.text)))) >= 2
+    for path in ("/api/gpus", "/api/history?gpu=a100-80gb"):
+        r = client.get(path + ("&" if "?" in path else "?") + "format=csv")
+        assert r.status_code == 200 and r.text.count("\n") >= 2, path
+
+
+def test_old_and_new_request_names_give_the_same_answer(client):
+    q = (ROOT / "examples" / "quotes" / "a100-quotes.yaml").read_text()
+    a = client.post("/api/quote-check", json={"text": q, "format": "yaml"})
+    b = client.post("/api/quote-check", json={"quotes_text": q, "quotes_format": "yaml"})
+    assert a.status_code == b.status_code == 200 and a.json() == b.json()
+
+
+def test_json_and_static_files_are_gzipped(client):
+    r = client.get("/api/offers", headers={"accept-encoding": "gzip"})
+    assert r.headers.get("content-encoding") == "gzip"
+    js = client.get("/static/vendor/plotly.min.js", headers={"accept-encoding": "gzip"})
+    if js.status_code == 200:
+        assert js.headers.get("content-encoding") == "gzip" and int(js.headers["content-length"]) < 2_000_000
+    page = client.get("/offers")
+    assert "plotly.min.js" not in page.text, "the chart library loads only where a chart is drawn"
+
+
+def test_plan_permalink_reruns_the_same_request(client):
+    r = client.post("/plan", data={"example": "qlora-7b", "job_yaml": "", "gpu": "h100", "top": "5"})
+    assert r.status_code == 200, r.text[-500:]
+    import re
+
+    link = re.search(r'id="plan-permalink" data-permalink="([^"]+)"', r.text).group(1).replace("&amp;", "&")
+    assert "gpu=h100" in link and "run=1" in link
+    again = client.get(link)
+    ids = re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', r.text)
+    assert ids and re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', again.text) == ids
