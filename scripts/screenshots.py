@@ -43,6 +43,8 @@ def main() -> None:
             page.screenshot(path=str(out / f"{name}.png"), full_page=full)
             print(f"wrote {out / (name + '.png')}")
 
+        page.goto(base + "/offers")
+        shot("offers-summary")
         page.goto(base + "/offers?gpu=a100&memory_gib=80&form_factor=sxm&limit=40")
         shot("offers")
         page.goto(base + "/plan?example=qlora-7b")
