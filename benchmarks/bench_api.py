@@ -178,6 +178,8 @@ def run_distinct(args) -> None:
     try:
         for name, method, make, target in (("offers", "GET", distinct_offers, 50.0),
                                            ("plan", "POST", distinct_plan, 500.0)):
+            if args.only and name not in args.only:
+                continue
             n = args.requests if name == "offers" else min(args.requests, 400)
             path0, body0 = make(0)
             res = asyncio.run(drive(port, method, path0, body0, args.clients, n, args.max_seconds, make=make))
@@ -186,6 +188,8 @@ def run_distinct(args) -> None:
             lines.append(f"/api/{name:7} distinct: n={res['requests']} p50 {res['p50_ms']:.1f} ms p99 "
                          f"{res['p99_ms']:.1f} ms ({st}); target p99 < {target:g} ms: {'PASS' if ok else 'MISS'}")
             print(lines[-1], flush=True)
+        if args.only and "quotes" not in args.only:
+            return
         text = quotes_text(2000)
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as c:
             t = time.perf_counter()
@@ -203,6 +207,7 @@ def run_distinct(args) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--distinct", action="store_true", help="every request distinct, cache off (issue 14)")
+    ap.add_argument("--only", nargs="*", choices=("offers", "plan", "quotes"), help="with --distinct: these only")
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--requests", type=int, default=2000, help="requests per endpoint and mode (bounded)")
     ap.add_argument("--max-seconds", type=float, default=60.0, help="time bound per endpoint and mode")

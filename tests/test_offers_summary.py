@@ -175,3 +175,13 @@ def test_plan_permalink_reruns_the_same_request(client):
     again = client.get(link)
     ids = re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', r.text)
     assert ids and re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', again.text) == ids
+
+
+@pytest.mark.parametrize("args", CASES[:6])
+def test_fast_offers_json_is_byte_identical_to_dumps(args, memory_catalog):
+    from gpuquote.service.columns import offers_json
+    from gpuquote.service.encoding import dumps
+
+    data = list_offers(**args)
+    assert offers_json(data) == dumps(data)
+    assert offers_json(data) == offers_json(list_offers(**args)), "the row cache answers the same bytes"

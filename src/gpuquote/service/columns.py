@@ -82,11 +82,20 @@ class Columns:
         obj = {c: np.array([r[c] for r in raw] + [None], dtype=object)[:n]
                for c in ("gpu_id", "provider", "intra_node", "source")}
         self.obj = obj
+        # integer codes per categorical column: an IN filter is one boolean lookup table, not np.isin on objects
+        self.codes: dict[str, dict] = {}
+        self.code_arr: dict[str, np.ndarray] = {}
+        for c in obj:
+            table: dict = {}
+            self.code_arr[c] = np.fromiter((table.setdefault(r[c], len(table)) for r in raw), dtype=np.int64,
+                                           count=n)
+            self.codes[c] = table
         self.region_lower = [(r["region"] or "").lower() for r in raw]
         self.spot = np.array([bool(r["spot"]) for r in raw], dtype=bool)
         self.num = {c: np.array([np.nan if r[c] is None else float(r[c]) for r in raw], dtype=np.float64)
                     for c in NUMERIC}
         self.null = {c: np.isnan(a) for c, a in self.num.items()}
+        self.price_or_inf = np.where(self.null["usd_per_gpu_hour"], np.inf, self.num["usd_per_gpu_hour"])
         # ranks for string sort keys; the SQL tie-break "provider, region, offer_id" as one rank
         self.str_rank = {c: _rank([r[c] for r in raw]) for c in ("provider", "region", "gpu_id", "sku", "fetched_at")}
         self.str_null = {c: np.array([r[c] is None for r in raw], dtype=bool) for c in self.str_rank}
@@ -95,28 +104,38 @@ class Columns:
         self.tail = np.empty(n, dtype=np.int64)
         self.tail[np.array(order, dtype=np.int64)] = np.arange(n, dtype=np.int64)
         self._region_cache: dict[str, np.ndarray] = {}
+        self._json: dict[tuple[int, int], str] = {}
+        self._json_hour = ""
 
     # --- filtering ---------------------------------------------------------------------------------------------
     def mask(self, f: OfferFilter) -> np.ndarray:
         m = np.ones(self.n, dtype=bool)
         if f.gpu_ids is not None:
-            m &= np.isin(self.obj["gpu_id"], np.array(f.gpu_ids, dtype=object))
+            m &= self._in("gpu_id", f.gpu_ids)
         if f.min_gpus is not None:
             m &= self.num["gpu_count"] >= f.min_gpus
         if f.interconnect:
-            m &= self.obj["intra_node"] == f.interconnect
+            m &= self._in("intra_node", [f.interconnect])
         if f.region:
             m &= self._region(f.region.lower())
         if f.spot is not None:
             m &= self.spot == bool(f.spot)
         if f.providers:
-            m &= np.isin(self.obj["provider"], np.array(f.providers, dtype=object))
+            m &= self._in("provider", f.providers)
         if f.max_price_usd is not None:
-            p = self.num["usd_per_gpu_hour"]
-            m &= ~self.null["usd_per_gpu_hour"] & (np.nan_to_num(p, nan=np.inf) <= f.max_price_usd)
+            m &= self.price_or_inf <= f.max_price_usd
         if f.sources:
-            m &= np.isin(self.obj["source"], np.array(f.sources, dtype=object))
+            m &= self._in("source", f.sources)
         return m
+
+    def _in(self, col: str, values) -> np.ndarray:
+        table = self.codes[col]
+        lut = np.zeros(len(table) + 1, dtype=bool)
+        for v in values:
+            k = table.get(v)
+            if k is not None:
+                lut[k] = True
+        return lut[self.code_arr[col]]
 
     def _region(self, r: str) -> np.ndarray:
         hit = self._region_cache.get(r)
@@ -146,6 +165,19 @@ class Columns:
         d["freshness"] = _freshness_cached(self.fetched_at[i], now_hour) if self.fetched_at[i] else "unknown"
         return d
 
+    def row_json(self, i: int, now_hour: str, depth: int) -> str:
+        """Row i as `dumps` writes it nested `depth` levels deep (cached per row; freshness moves hourly)."""
+        if self._json_hour != now_hour:
+            self._json.clear()
+            self._json_hour = now_hour
+        text = self._json.get((i, depth))
+        if text is None:
+            from gpuquote.service.encoding import dumps
+
+            text = dumps(self.row(i, now_hour))
+            text = self._json[(i, depth)] = text.replace("\n", "\n" + "  " * depth) if depth else text
+        return text
+
 
 def current() -> Columns:
     """The columns for the store as it is now (rebuilt when its stamp changed)."""
@@ -166,15 +198,46 @@ def current() -> Columns:
         return cols
 
 
-def query(f: OfferFilter, offset: int = 0) -> tuple[list[dict], int, list[str], np.ndarray]:
-    """(rows of the page, total matches, providers of all matches, indices of all matches)."""
+class Page(list):
+    """The rows of a page (a list of dicts, as always) that also knows their positions in the columns, so
+    `offers_json` can splice in each row's cached JSON text instead of encoding it again."""
+
+    def __init__(self, rows: list[dict], where: np.ndarray, cols: Columns, now_hour: str):
+        super().__init__(rows)
+        self.where = where
+        self.cols = cols
+        self.now_hour = now_hour
+
+
+def query(f: OfferFilter, offset: int = 0) -> tuple[list[dict], int, list[str], np.ndarray, Columns]:
+    """(rows of the page, total matches, providers of all matches, indices of all matches, the columns)."""
     c = current()
     idx = np.nonzero(c.mask(f))[0]
-    providers = sorted({str(p) for p in c.obj["provider"][idx]})
+    inv = {k: v for v, k in c.codes["provider"].items()}
+    providers = sorted(inv[int(k)] for k in np.unique(c.code_arr["provider"][idx]))
     ordered = c.order(idx, f.sort, f.descending)
     page = ordered[offset:offset + f.limit] if f.limit else ordered[offset:]
     now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0).isoformat()
-    return [c.row(int(i), now_hour) for i in page], int(len(idx)), providers, idx
+    return Page([c.row(int(i), now_hour) for i in page], page, c, now_hour), int(len(idx)), providers, idx, c
+
+
+MARK = "\x00gpuquote-offers\x00"
+
+
+def offers_json(body: dict) -> str:
+    """`dumps(body)` for a `list_offers` result, fast: each row's text comes from the per-row cache.
+
+    Byte-identical to dumps (tests/test_offers_summary.py): the stdlib encoder writes a value nested d levels
+    deep as its standalone text with every newline followed by 2*d more spaces.
+    """
+    from gpuquote.service.encoding import dumps
+
+    rows = body.get("offers")
+    if not isinstance(rows, Page) or not rows:
+        return dumps(body)
+    head = dumps({**body, "offers": MARK})
+    items = ",\n    ".join(rows.cols.row_json(int(i), rows.now_hour, 2) for i in rows.where)
+    return head.replace(dumps(MARK), "[\n    " + items + "\n  ]", 1)
 
 
 def plan_columns(f: OfferFilter) -> tuple[dict[str, list], callable]:
@@ -186,4 +249,4 @@ def plan_columns(f: OfferFilter) -> tuple[dict[str, list], callable]:
     return cols, (lambda i: c.row(int(idx[i]), now_hour))
 
 
-__all__ = ["Columns", "current", "enable", "enabled", "plan_columns", "query", "store_stamp"]
+__all__ = ["Columns", "Page", "current", "offers_json", "enable", "enabled", "plan_columns", "query", "store_stamp"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, group_ids, members, resolve
 from gpuquote.store import SORT_COLUMNS, OfferFilter, distinct_providers, open_reader, query_offers
@@ -12,9 +14,15 @@ FORM_FILTERS = ("pcie", "sxm", "oam", "other")
 
 def gpu_filter_ids(gpu: str) -> tuple[str, list[str]]:
     """The resolved id and every SKU or family id whose SKUs all lie inside it (40 and 80 GB never mix)."""
+    gid, ids = _gpu_filter_ids(gpu)
+    return gid, list(ids)
+
+
+@lru_cache(maxsize=1024)
+def _gpu_filter_ids(gpu: str) -> tuple[str, tuple[str, ...]]:
     r = resolve(gpu)
     want = set(r.members)
-    return r.id, [g for g in group_ids() if set(members(g)) <= want]
+    return r.id, tuple(g for g in group_ids() if set(members(g)) <= want)
 
 
 def narrow_ids(ids: list[str] | None, memory_gib: float | None, form_factor: str | None) -> list[str] | None:
@@ -74,10 +82,10 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
 
     extra: dict = {}
     if columns.enabled():
-        rows, total, providers, idx = columns.query(f, offset)
-        where = columns.current().where
+        rows, total, providers, idx, cols = columns.query(f, offset)
+        where = cols.where
         if facets:
-            extra["facets"] = _facets(columns.current(), idx)
+            extra["facets"] = _facets(cols, idx)
     else:
         reader = open_reader()
         where = reader.where

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
 from fastapi import Path as PathParam
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gpuquote.service.encoding import dumps
@@ -114,7 +114,9 @@ async def api_offers(
                                      limit, memory_gib, form_factor), offset=offset)
     if format == "csv":
         return csvout.response(csvout.offer_rows(data["offers"]), CSV_COLUMNS, "offers", stream=True)
-    return data
+    from gpuquote.service.columns import offers_json
+
+    return Response(offers_json(data), media_type="application/json")
 
 
 @router.get("/offers/summary", responses={**ERRORS, **ok(SummaryBody)},
