@@ -185,3 +185,21 @@ def test_fast_offers_json_is_byte_identical_to_dumps(args, memory_catalog):
     data = list_offers(**args)
     assert offers_json(data) == dumps(data)
     assert offers_json(data) == offers_json(list_offers(**args)), "the row cache answers the same bytes"
+
+
+@pytest.mark.parametrize("ex,kw", [("qlora-7b", {}), ("lora-70b", {"gpu": "h100", "top": 5}),
+                                   ("serve-8b-online", {"region": "us", "spot": False})])
+def test_plans_from_the_in_memory_catalog_equal_plans_from_sql(ex, kw):
+    from gpuquote.service.plan import plan_job
+    from gpuquote.web.common import parse_job
+
+    job = parse_job(None, None, ex)
+    columns.enable(False)
+    want = plan_job(job, **kw)
+    columns.enable(True)
+    try:
+        got = plan_job(job, **kw)
+        again = plan_job(job, **kw)  # the cached table answers the same
+    finally:
+        columns.enable(False)
+    assert got == want and again == want

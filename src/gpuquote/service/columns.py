@@ -106,6 +106,7 @@ class Columns:
         self._region_cache: dict[str, np.ndarray] = {}
         self._json: dict[tuple[int, int], str] = {}
         self._json_hour = ""
+        self._tables: dict[tuple, object] = {}
 
     # --- filtering ---------------------------------------------------------------------------------------------
     def mask(self, f: OfferFilter) -> np.ndarray:
@@ -249,4 +250,28 @@ def plan_columns(f: OfferFilter) -> tuple[dict[str, list], callable]:
     return cols, (lambda i: c.row(int(idx[i]), now_hour))
 
 
-__all__ = ["Columns", "Page", "current", "offers_json", "enable", "enabled", "plan_columns", "query", "store_stamp"]
+def plan_table(f: OfferFilter):
+    """The planner's OfferTable for this filter, from memory; cached per filter until the store or hour changes
+    (building one parses each offer's extras; a plan then only evaluates configurations)."""
+    from gpuquote.plan.table import OfferTable
+
+    c = current()
+    now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0).isoformat()
+    key = (now_hour, tuple(f.gpu_ids) if f.gpu_ids is not None else None, f.min_gpus, f.interconnect,
+           (f.region or "").lower() or None, f.spot, tuple(f.providers or ()) or None, f.max_price_usd,
+           tuple(f.sources or ()) or None)
+    with _LOCK:
+        hit = c._tables.get(key)
+    if hit is not None:
+        return hit, c.where
+    cols, fetch = plan_columns(f)
+    table = OfferTable.from_columns(cols, fetch)
+    with _LOCK:
+        if len(c._tables) >= 256:
+            c._tables.pop(next(iter(c._tables)))
+        c._tables[key] = table
+    return table, c.where
+
+
+__all__ = ["Columns", "Page", "current", "enable", "enabled", "offers_json", "plan_columns", "plan_table", "query",
+           "store_stamp"]
