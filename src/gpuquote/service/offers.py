@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 from gpuquote.errors import BadInput
@@ -78,10 +79,10 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     f, gpu_id = offer_filter(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
                      provider=provider, max_price_usd=max_price_usd, sort=sort, descending=descending,
                      limit=limit, memory_gib=memory_gib, form_factor=form_factor)
-    from gpuquote.service import columns
-
+    # the in-memory catalog, only where a server enabled it (the CLI never imports NumPy for a listing)
+    columns = sys.modules.get("gpuquote.service.columns")
     extra: dict = {}
-    if columns.enabled():
+    if columns is not None and columns.enabled():
         rows, total, providers, idx, cols = columns.query(f, offset)
         where = cols.where
         if facets:
