@@ -203,3 +203,10 @@ def test_plans_from_the_in_memory_catalog_equal_plans_from_sql(ex, kw):
     finally:
         columns.enable(False)
     assert got == want and again == want
+
+
+def test_bad_history_value_is_shown_in_the_page_in_its_language(client):
+    r = client.get("/history", params={"gpu": "not-a-gpu-xyz", "lang": "zh-CN"})
+    assert r.status_code == 400 and 'data-field="gpu"' in r.text
+    assert "输入有误" in r.text and 'value="not-a-gpu-xyz"' in r.text, "the input is kept"
+    assert '<html lang="zh-CN">' in r.text

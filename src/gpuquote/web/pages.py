@@ -291,15 +291,26 @@ def history_page(request: Request):
     from gpuquote.service.refresh import history
 
     q = request.query_params
-    gpu = opt_str(q.get("gpu"), "gpu", 100) or "a100-80gb"
-    args = {"provider": providers_of(q.getlist("provider")), "since": opt_str(q.get("since"), "since", 20),
-            "spot": bool(opt_bool(q.get("spot"), "spot"))}
-    data = history(gpu, **args)
     if wants_json(request):
-        return json_twin(data)
-    lang = lang_of(request)
-    return render(request, "history.html", page="history", data=data, gpu=gpu, f=args,
-                  chart=charts.history_chart(data, lang), provider_text=", ".join(args["provider"] or []))
+        gpu = opt_str(q.get("gpu"), "gpu", 100) or "a100-80gb"
+        args = {"provider": providers_of(q.getlist("provider")), "since": opt_str(q.get("since"), "since", 20),
+                "spot": bool(opt_bool(q.get("spot"), "spot"))}
+        return json_twin(history(gpu, **args))
+    # a bad value is shown inside the page, in its language, with the form as the user typed it
+    raw_gpu = (q.get("gpu") or "")[:100]
+    args = {"provider": providers_of(q.getlist("provider")), "since": (q.get("since") or "")[:20] or None,
+            "spot": False}
+    data = chart = error = None
+    try:
+        gpu = opt_str(q.get("gpu"), "gpu", 100) or "a100-80gb"
+        args["since"] = opt_str(q.get("since"), "since", 20)
+        args["spot"] = bool(opt_bool(q.get("spot"), "spot"))
+        data = history(gpu, **args)
+        chart = charts.history_chart(data, lang_of(request))
+    except BadInput as e:
+        error, gpu = e, raw_gpu
+    return render(request, "history.html", status=400 if error else 200, page="history", data=data, gpu=gpu,
+                  f=args, chart=chart, error=error, provider_text=", ".join(args["provider"] or []))
 
 
 # --- plan ------------------------------------------------------------------------------------------------------
