@@ -210,3 +210,12 @@ def test_bad_history_value_is_shown_in_the_page_in_its_language(client):
     assert r.status_code == 400 and 'data-field="gpu"' in r.text
     assert "输入有误" in r.text and 'value="not-a-gpu-xyz"' in r.text, "the input is kept"
     assert '<html lang="zh-CN">' in r.text
+
+
+def test_cached_answers_stay_decodable_under_gzip(client):
+    """The response cache replays headers; gzip (outside it) must not find its own header already there."""
+    for _ in range(3):
+        r = client.get("/api/offers/summary", params={"gpu": "h100"}, headers={"accept-encoding": "gzip"})
+        assert r.status_code == 200 and r.json()["gpus"]
+        plain = client.get("/api/offers/summary", params={"gpu": "h100"}, headers={"accept-encoding": "identity"})
+        assert plain.headers.get("content-encoding") is None and plain.json() == r.json()
