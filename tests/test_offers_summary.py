@@ -219,3 +219,29 @@ def test_cached_answers_stay_decodable_under_gzip(client):
         assert r.status_code == 200 and r.json()["gpus"]
         plain = client.get("/api/offers/summary", params={"gpu": "h100"}, headers={"accept-encoding": "identity"})
         assert plain.headers.get("content-encoding") is None and plain.json() == r.json()
+
+
+FP8_JOB = """kind: train
+model: llama-3.1-8b
+method: lora
+precision: fp8
+lora_rank: 16
+seq_len: 4096
+micro_batch: 1
+global_batch_tokens: 262144
+tokens: 1.0e8
+"""
+
+
+@pytest.mark.parametrize("gpu", ["", "h100"])
+def test_plan_page_accepts_what_the_api_accepts(client, gpu):
+    """An FP8 job with no hardware section, with no GPU or a family as the filter: ranked, as /api/plan ranks it."""
+    import re
+
+    api = client.post("/api/plan", json={"job_yaml": FP8_JOB, **({"gpu": gpu} if gpu else {})})
+    assert api.status_code == 200 and api.json()["rows"]
+    page = client.post("/plan", data={"job_yaml": FP8_JOB, "gpu": gpu})
+    assert page.status_code == 200, re.findall(r'role="alert"[^>]*>(.*?)</div>', page.text, re.S)
+    ids = re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', page.text)
+    assert ids == [r["offer_id"] for r in api.json()["rows"]]
+    assert 'id="plan-estimate"' in page.text, "the sizing uses the plan's GPU, never a hidden default"

@@ -263,6 +263,12 @@ def test_phone_cards_show_the_price_first(browser, server):
         first = pg.locator("#summary-table tbody tr").first.locator("td.price")
         b = first.bounding_box()
         assert first.is_visible() and b["x"] + b["width"] <= 390
+        if has_service("plan", "plan_job"):
+            pg.goto(server + "/plan?example=qlora-7b&run=1")
+            cost = pg.locator("#plan-table tbody tr").first.locator("td.cost")
+            b = cost.bounding_box()
+            assert cost.is_visible() and "." in cost.inner_text() and b["x"] + b["width"] <= 390
+            assert pg.evaluate("document.documentElement.scrollWidth") <= 392, "the Plan page fits a phone"
     finally:
         ctx.close()
 
