@@ -191,6 +191,9 @@ def test_summary_drill_page_two_and_full_export(server, page):
     pg.goto(server + "/offers")
     rows = pg.locator("#summary-table tbody tr")
     assert rows.count() > 10, "the Offers page opens on one row per GPU"
+    fits = ("(s => { const w = document.querySelector(s).closest('.table-wrap');"
+            " return w.scrollWidth <= w.clientWidth + 1; })")
+    assert pg.evaluate(fits + "('#summary-table')"), "the summary fits 1440 px"
     a100 = pg.locator("#summary-table tr[data-gpu-id='a100-80gb-sxm4']")
     n_offers = int(a100.locator("td.offers-n").inner_text().replace(",", ""))
     with pg.expect_navigation():
@@ -198,8 +201,7 @@ def test_summary_drill_page_two_and_full_export(server, page):
     assert set(column(pg, "#offers-table td.gpu")) == {"a100-80gb-sxm4"}
     assert "a100-80gb-sxm4" in pg.url and pg.locator("#offers-table tbody tr").count() == min(n_offers, 100)
     # the table fits 1440 px: no horizontal scroll inside its box
-    assert pg.evaluate("(() => { const w = document.querySelector('#offers-table').closest('.table-wrap');"
-                       " return w.scrollWidth <= w.clientWidth + 1; })()")
+    assert pg.evaluate(fits + "('#offers-table')"), "the offers table fits 1440 px"
     # a smaller page so that A100 80GB SXM4 has a page 2
     pg.goto(server + "/offers?gpu=a100-80gb-sxm4&view=offers&limit=20")
     first = [r.get_attribute("data-offer-id") for r in pg.locator("#offers-table tbody tr").all()]
