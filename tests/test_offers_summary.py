@@ -245,3 +245,56 @@ def test_plan_page_accepts_what_the_api_accepts(client, gpu):
     ids = re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', page.text)
     assert ids == [r["offer_id"] for r in api.json()["rows"]]
     assert 'id="plan-estimate"' in page.text, "the sizing uses the plan's GPU, never a hidden default"
+
+
+@pytest.mark.parametrize("argv", [
+    ["offers", "--gpu", "a100-80gb"], ["offers", "--gpu=h100", "--no-spot", "--limit", "5", "--json"],
+    ["offers", "--provider", "aws", "--provider", "gcp", "--sort", "provider", "--desc", "--csv"],
+    ["offers", "--summary", "--memory", "80"], ["offers", "--offset", "-1"], ["offers", "--interconnect", "ib"]])
+def test_the_typer_free_start_answers_exactly_like_typer(argv, capsys):
+    """cli/fast.py takes plain `offers` option lists; Typer parses the same argv to the same output."""
+    from gpuquote.cli import build_app, main
+    from gpuquote.cli.fast import parse_offers
+
+    assert parse_offers(argv) is not None
+
+    def run(fn) -> tuple[int, str, str]:
+        try:
+            fn()
+            code = 0
+        except SystemExit as e:
+            code = e.code or 0
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    fast = run(lambda: main(argv))
+    slow = run(lambda: main_via_typer(build_app(), argv))
+    assert fast == slow
+
+
+def main_via_typer(app, argv):
+    from gpuquote.cli import fast as fast_mod
+    from gpuquote.cli import main
+
+    orig = fast_mod.try_offers
+    fast_mod.try_offers = lambda a: False
+    try:
+        main(argv)
+    finally:
+        fast_mod.try_offers = orig
+
+
+def test_options_the_fast_start_does_not_know_go_to_typer():
+    from gpuquote.cli.fast import parse_offers
+    from gpuquote.cli.offers_cmd import FLAGS, OPTIONS
+
+    for argv in (["offers", "--help"], ["offers", "--gpu"], ["offers", "--limit", "x"], ["plan", "job.yaml"],
+                 ["offers", "--sort", "price", "--sort", "gpu"]):
+        assert parse_offers(argv) is None, argv
+    import typer.main
+
+    from gpuquote.cli import build_app
+
+    offers = typer.main.get_command(build_app()).commands["offers"]
+    names = {o for p in offers.params for o in (*p.opts, *getattr(p, "secondary_opts", []))}
+    assert names == set(OPTIONS) | set(FLAGS), "fast.py and the typer command take the same options"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING
 
 from gpuquote.cli.common import console, fmt_num, print_csv, print_json
 from gpuquote.i18n import t
@@ -23,7 +23,13 @@ def flat(row: dict) -> dict:
     return d
 
 
+if TYPE_CHECKING:
+    import typer
+
+
 def register(app: typer.Typer) -> None:
+    import typer
+
     @app.command("offers")
     def offers(
         gpu: str = typer.Option(None, "--gpu", help="GPU id or any alias; a family (a100-80gb) matches its SKUs."),
@@ -45,33 +51,54 @@ def register(app: typer.Typer) -> None:
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
     ) -> None:
         """List offers with normalised USD per GPU-hour, cheapest first."""
-        from gpuquote.service.offers import list_offers
+        run(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, memory=memory, form_factor=form_factor,
+            region=region, spot=spot, provider=provider, max_price_usd=max_price_usd, sort=sort, desc=desc,
+            limit=limit, offset=offset, summary=summary, as_json=as_json, as_csv=as_csv)
 
-        table = not (as_json or as_csv)
-        if summary:
-            from gpuquote.service.offers import SUMMARY_COLUMNS, summarize_offers
 
-            sdata = summarize_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region,
-                                     spot=spot, provider=provider, max_price_usd=max_price_usd, memory_gib=memory,
-                                     form_factor=form_factor)
-            if as_json:
-                print_json(sdata)
-            elif as_csv:
-                print_csv(sdata["gpus"], SUMMARY_COLUMNS)
-            else:
-                render_summary(sdata)
-            return
-        data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
-                           provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
-                           limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor,
-                           offset=offset)
+# The options of `gpuquote offers`: the typer command above and the typer-free fast path (cli/fast.py) take
+# exactly these (tests/test_offers_summary.py checks the two agree).
+OPTIONS = {"--gpu": ("gpu", str), "--min-gpus": ("min_gpus", float), "--interconnect": ("interconnect", str),
+           "--memory": ("memory", float), "--form-factor": ("form_factor", str), "--region": ("region", str),
+           "--provider": ("provider", list), "--max-price-usd": ("max_price_usd", float), "--sort": ("sort", str),
+           "--limit": ("limit", int), "--offset": ("offset", int)}
+FLAGS = {"--spot": ("spot", True), "--no-spot": ("spot", False), "--desc": ("desc", True),
+         "--summary": ("summary", True), "--json": ("as_json", True), "--csv": ("as_csv", True)}
+
+
+def run(gpu: str | None = None, min_gpus: float | None = None, interconnect: str | None = None,
+        memory: float | None = None, form_factor: str | None = None, region: str | None = None,
+        spot: bool | None = None, provider: list[str] | None = None, max_price_usd: float | None = None,
+        sort: str = "price", desc: bool = False, limit: int | None = None, offset: int = 0, summary: bool = False,
+        as_json: bool = False, as_csv: bool = False) -> None:
+    """`gpuquote offers` itself, whichever parser read the arguments."""
+    from gpuquote.service.offers import list_offers
+
+    table = not (as_json or as_csv)
+    if summary:
+        from gpuquote.service.offers import SUMMARY_COLUMNS, summarize_offers
+
+        sdata = summarize_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region,
+                                 spot=spot, provider=provider, max_price_usd=max_price_usd, memory_gib=memory,
+                                 form_factor=form_factor)
         if as_json:
-            print_json(data)
-            return
-        if as_csv:
-            print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS)
-            return
-        render(data)
+            print_json(sdata)
+        elif as_csv:
+            print_csv(sdata["gpus"], SUMMARY_COLUMNS)
+        else:
+            render_summary(sdata)
+        return
+    data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
+                       provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
+                       limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor,
+                       offset=offset)
+    if as_json:
+        print_json(data)
+        return
+    if as_csv:
+        print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS)
+        return
+    render(data)
 
 
 def render(data: dict) -> None:
