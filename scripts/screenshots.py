@@ -71,6 +71,11 @@ def main() -> None:
         shot("history")
         page.goto(base + "/offers?gpu=h100&min_gpus=8&lang=zh-CN")
         shot("offers-zh-CN")
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.goto(base + "/offers?gpu=h100&lang=en")
+        phone.wait_for_timeout(300)
+        phone.screenshot(path=str(out / "offers-phone.png"))
+        print(f"wrote {out / 'offers-phone.png'}")
         browser.close()
         if errors:
             raise SystemExit(f"console errors: {errors}")

@@ -236,6 +236,9 @@ def test_plan_shared_by_url_reopens_in_a_new_context(server, browser, page):
     assert all("." in c for c in costs), "costs carry cents"
     shared = pg.url
     assert "run=1" in shared and "gpu=h100" in shared, "the address bar holds the permalink"
+    pg.set_viewport_size({"width": 1440, "height": 900})
+    cost = pg.locator("#plan-table tbody tr").first.locator("td.cost").bounding_box()
+    assert cost["x"] + cost["width"] <= 1440, "the total cost is on screen at 1440 px"
     pg.wait_for_selector("#plan-chart[data-rendered='1']")
     assert pg.locator("#plan-chart .xaxislayer-above .xtick").count() >= 2
     assert pg.evaluate("document.getElementById('plan-chart').layout.xaxis.type") == "log"
