@@ -298,3 +298,11 @@ def test_options_the_fast_start_does_not_know_go_to_typer():
     offers = typer.main.get_command(build_app()).commands["offers"]
     names = {o for p in offers.params for o in (*p.opts, *getattr(p, "secondary_opts", []))}
     assert names == set(OPTIONS) | set(FLAGS), "fast.py and the typer command take the same options"
+
+
+def test_offers_page_keeps_the_input_on_a_bad_value(client):
+    r = client.get("/offers", params={"gpu": "a100", "region": "us-east", "provider": "aws", "max_price_usd": "-3",
+                                      "lang": "zh-CN"})
+    assert r.status_code == 400 and 'data-field="max_price_usd"' in r.text and "输入有误" in r.text
+    for kept in ('value="a100"', 'value="us-east"', 'value="aws"', 'value="-3"'):
+        assert kept in r.text, kept

@@ -214,6 +214,11 @@ def offers_page(request: Request):
             data = list_offers(**args, facets=True)
     except BadInput as e:
         error = e
+        # keep what was typed: the text fields as given, the rest as far as they parse
+        for k in ("gpu", "region", "min_gpus", "max_price_usd"):
+            if q.get(k):
+                args[k] = q.get(k)[:100]
+        args["provider"] = providers_of(q.getlist("provider"))
     # the current view as query strings: export links carry every filter and no page (the whole result)
     base = [(k, v) for k, v in q.multi_items() if k not in ("lang", "format", "offset", "limit", "view") and v != ""]
     export_json = "/api/offers?" + urlencode(base)
