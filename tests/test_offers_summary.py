@@ -306,3 +306,22 @@ def test_offers_page_keeps_the_input_on_a_bad_value(client):
     assert r.status_code == 400 and 'data-field="max_price_usd"' in r.text and "输入有误" in r.text
     for kept in ('value="a100"', 'value="us-east"', 'value="aws"', 'value="-3"'):
         assert kept in r.text, kept
+
+
+def test_plan_page_takes_the_api_options_and_its_permalink_keeps_them(client):
+    import re
+
+    q = (ROOT / "examples" / "quotes" / "a100-quotes.yaml").read_text()
+    body = {"example": "lora-70b", "quotes_text": q, "include_catalog": False, "rates": {"CNY": 0.15},
+            "interruption_rate": 0.05}
+    api = client.post("/api/plan", json=body)
+    assert api.status_code == 200, api.text[:300]
+    form = {"example": "lora-70b", "job_yaml": "", "quotes_yaml": q, "include_catalog": "false",
+            "rates": "CNY=0.15", "interruption_rate": "0.05"}
+    page = client.post("/plan", data=form)
+    assert page.status_code == 200, re.findall(r'role="alert"[^>]*>(.*?)</div>', page.text, re.S)
+    ids = re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', page.text)
+    assert ids == [r["offer_id"] for r in api.json()["rows"]] and all(i.startswith("q") for i in ids)
+    link = re.search(r'data-permalink="([^"]+)"', page.text).group(1).replace("&amp;", "&")
+    assert "include_catalog=false" in link and "rates=CNY" in link
+    assert re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', client.get(link).text) == ids

@@ -329,11 +329,13 @@ def _plan_form_defaults(request: Request) -> dict:
     chosen = next((e for e in ex if e["id"] == want), ex[0] if ex else None)
     return {"example": chosen["id"] if chosen else "", "job_yaml": chosen["text"] if chosen else "", "gpu": "",
             "min_gpus": "", "interconnect": "", "region": "", "spot": "", "provider": "", "max_price_usd": "",
-            "deadline_hours": "", "budget_usd": "", "objective": "cost", "top": "10", "quotes_yaml": ""}
+            "deadline_hours": "", "budget_usd": "", "objective": "cost", "top": "10", "quotes_yaml": "",
+            "interruption_rate": "", "serving_hours": "", "rates": "", "include_catalog": "true"}
 
 
 PLAN_FIELDS = ("example", "job_yaml", "quotes_yaml", "gpu", "min_gpus", "interconnect", "region", "spot", "provider",
-               "max_price_usd", "deadline_hours", "budget_usd", "objective", "top")
+               "max_price_usd", "deadline_hours", "budget_usd", "objective", "top", "interruption_rate",
+               "serving_hours", "rates", "include_catalog")
 
 
 def plan_permalink(form: dict) -> str:
@@ -347,7 +349,8 @@ def plan_permalink(form: dict) -> str:
             continue
         if k == "example" and (form.get("job_yaml") or "").strip() not in ("", ex.get(v, "")):
             continue
-        if v and not (k == "objective" and v == "cost") and not (k == "top" and v == "10"):
+        if v and not (k == "objective" and v == "cost") and not (k == "top" and v == "10") and \
+                not (k == "include_catalog" and v == "true"):
             items.append((k, v))
     return "/plan?" + urlencode([*items, ("run", "1")])
 
@@ -367,7 +370,11 @@ def _plan_fields_to_request(form: dict):
         deadline_hours=opt_float(form.get("deadline_hours"), "deadline_hours", gt=0),
         budget_usd=opt_float(form.get("budget_usd"), "budget_usd", gt=0),
         objective=opt_choice(form.get("objective"), "objective", ("cost", "time", "balanced")) or "cost",
-        top=opt_int(form.get("top"), "top", le=500) or 10)
+        top=opt_int(form.get("top"), "top", le=500) or 10,
+        interruption_rate=opt_float(form.get("interruption_rate"), "interruption_rate", ge=0),
+        serving_hours=opt_float(form.get("serving_hours"), "serving_hours", gt=0),
+        rates=common.rate_overrides(opt_str(form.get("rates"), "rates", 500)) or None,
+        include_catalog=opt_bool(form.get("include_catalog"), "include_catalog") is not False)
 
 
 def _sizing(job: dict, req, result: dict | None) -> dict | None:
