@@ -43,6 +43,8 @@ def main() -> None:
             page.screenshot(path=str(out / f"{name}.png"), full_page=full)
             print(f"wrote {out / (name + '.png')}")
 
+        page.goto(base + "/offers")
+        shot("offers-summary")
         page.goto(base + "/offers?gpu=a100&memory_gib=80&form_factor=sxm&limit=40")
         shot("offers")
         page.goto(base + "/plan?example=qlora-7b")
@@ -69,6 +71,11 @@ def main() -> None:
         shot("history")
         page.goto(base + "/offers?gpu=h100&min_gpus=8&lang=zh-CN")
         shot("offers-zh-CN")
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.goto(base + "/offers?gpu=h100&lang=en")
+        phone.wait_for_timeout(300)
+        phone.screenshot(path=str(out / "offers-phone.png"))
+        print(f"wrote {out / 'offers-phone.png'}")
         browser.close()
         if errors:
             raise SystemExit(f"console errors: {errors}")

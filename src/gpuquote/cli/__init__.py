@@ -11,18 +11,7 @@ import importlib
 import os
 import sys
 
-import typer
-
 from gpuquote.i18n import click_message, install_click_catalog, t
-
-app = typer.Typer(
-    name="gpuquote",
-    help=t("app.help"),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
 
 # One module per command (group); each defines register(app).
 _COMMAND_MODULES = (
@@ -39,10 +28,34 @@ _COMMAND_MODULES = (
     "rfq_cmd",
     "watch_cmd",
 )
+_APP = None
 
-for _name in _COMMAND_MODULES:
-    importlib.import_module(f"gpuquote.cli.{_name}").register(app)
-install_click_catalog()
+
+def build_app():
+    """The Typer app with every command registered (built on first use: `gpuquote offers` may not need it)."""
+    global _APP
+    if _APP is None:
+        import typer
+
+        app = typer.Typer(
+            name="gpuquote",
+            help=t("app.help"),
+            no_args_is_help=True,
+            add_completion=False,
+            pretty_exceptions_enable=False,
+            rich_markup_mode=None,
+        )
+        for _name in _COMMAND_MODULES:
+            importlib.import_module(f"gpuquote.cli.{_name}").register(app)
+        install_click_catalog()
+        _APP = app
+    return _APP
+
+
+def __getattr__(name: str):
+    if name == "app":
+        return build_app()
+    raise AttributeError(name)
 
 
 _UNSAFE = {c: f"\\u{c:04x}" for c in (*range(0x20), 0x7f, 0x200e, 0x200f, 0x061c, *range(0x202a, 0x202f),
@@ -61,7 +74,12 @@ def main(argv: list[str] | None = None) -> None:
     from gpuquote.errors import GpuquoteError
 
     try:
-        rv = app(args=argv, standalone_mode=False, prog_name="gpuquote")
+        from gpuquote.cli.fast import try_offers
+
+        args = list(sys.argv[1:] if argv is None else argv)
+        if try_offers(args):
+            sys.exit(0)
+        rv = build_app()(args=args, standalone_mode=False, prog_name="gpuquote")
     except GpuquoteError as e:
         print(f"{t('error.prefix')}: {one_line(str(e))}", file=sys.stderr)
         sys.exit(e.exit_code)

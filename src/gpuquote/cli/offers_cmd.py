@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING
 
 from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json
 from gpuquote.i18n import t
@@ -23,7 +23,13 @@ def flat(row: dict) -> dict:
     return d
 
 
+if TYPE_CHECKING:
+    import typer
+
+
 def register(app: typer.Typer) -> None:
+    import typer
+
     @app.command("offers")
     def offers(
         gpu: str = typer.Option(None, "--gpu", help="GPU id or any alias; a family (a100-80gb) matches its SKUs."),
@@ -39,31 +45,69 @@ def register(app: typer.Typer) -> None:
         sort: str = typer.Option("price", "--sort", help="price | provider | region | gpu | count | fetched | ..."),
         desc: bool = typer.Option(False, "--desc", help="Sort descending."),
         limit: int = typer.Option(None, "--limit", help="Show at most this many rows (table default 50)."),
+        offset: int = typer.Option(0, "--offset", help="Skip this many rows of the sorted result (paging)."),
+        summary: bool = typer.Option(False, "--summary", help="One row per GPU id: offers, providers, cheapest "
+                                     "and median on-demand and spot $/GPU-h (same filters)."),
         as_json: bool = typer.Option(False, "--json", help="JSON output (same body as GET /api/offers)."),
         as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
         currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
     ) -> None:
         """List offers with normalised USD per GPU-hour, cheapest first."""
-        from gpuquote.service.money import chosen, in_currency
-        from gpuquote.service.offers import list_offers
+        run(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, memory=memory, form_factor=form_factor,
+            region=region, spot=spot, provider=provider, max_price_usd=max_price_usd, sort=sort, desc=desc,
+            limit=limit, offset=offset, summary=summary, as_json=as_json, as_csv=as_csv, form=form,
+            currency=currency)
 
-        chosen(currency)  # a bad code fails before the query
 
-        table = not (as_json or as_csv)
-        data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
-                           provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
-                           limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor,
-                           form=form)
-        data = in_currency(data, currency)
+# The options of `gpuquote offers`: the typer command above and the typer-free fast path (cli/fast.py) take
+# exactly these (tests/test_offers_summary.py checks the two agree).
+OPTIONS = {"--gpu": ("gpu", str), "--min-gpus": ("min_gpus", float), "--interconnect": ("interconnect", str),
+           "--memory": ("memory", float), "--form-factor": ("form_factor", str), "--region": ("region", str),
+           "--provider": ("provider", list), "--max-price-usd": ("max_price_usd", float), "--sort": ("sort", str),
+           "--limit": ("limit", int), "--offset": ("offset", int), "--form": ("form", str),
+           "--currency": ("currency", str)}
+FLAGS = {"--spot": ("spot", True), "--no-spot": ("spot", False), "--desc": ("desc", True),
+         "--summary": ("summary", True), "--json": ("as_json", True), "--csv": ("as_csv", True)}
+
+
+def run(gpu: str | None = None, min_gpus: float | None = None, interconnect: str | None = None,
+        memory: float | None = None, form_factor: str | None = None, region: str | None = None,
+        spot: bool | None = None, provider: list[str] | None = None, max_price_usd: float | None = None,
+        sort: str = "price", desc: bool = False, limit: int | None = None, offset: int = 0, summary: bool = False,
+        as_json: bool = False, as_csv: bool = False, form: str | None = None, currency: str | None = None) -> None:
+    """`gpuquote offers` itself, whichever parser read the arguments."""
+    from gpuquote.service.money import chosen, in_currency
+    from gpuquote.service.offers import list_offers
+
+    chosen(currency)  # a bad code fails before the query
+    table = not (as_json or as_csv)
+    if summary:
+        from gpuquote.service.offers import SUMMARY_COLUMNS, summarize_offers
+
+        sdata = summarize_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region,
+                                 spot=spot, provider=provider, max_price_usd=max_price_usd, memory_gib=memory,
+                                 form_factor=form_factor)
         if as_json:
-            print_json(data)
-            return
-        if as_csv:
-            extra = [c.replace("usd", data["currency"]["code"].lower()) for c in CSV_COLUMNS
-                     if "usd" in c] if data.get("currency") else []
-            print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS + extra)
-            return
-        render(data)
+            print_json(sdata)
+        elif as_csv:
+            print_csv(sdata["gpus"], SUMMARY_COLUMNS)
+        else:
+            render_summary(sdata)
+        return
+    data = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
+                       provider=provider, max_price_usd=max_price_usd, sort=sort, descending=desc,
+                       limit=limit or (50 if table else None), memory_gib=memory, form_factor=form_factor,
+                       offset=offset, form=form)
+    data = in_currency(data, currency)
+    if as_json:
+        print_json(data)
+        return
+    if as_csv:
+        extra = [c.replace("usd", data["currency"]["code"].lower()) for c in CSV_COLUMNS
+                 if "usd" in c] if data.get("currency") else []
+        print_csv([flat(r) for r in data["offers"]], CSV_COLUMNS + extra)
+        return
+    render(data)
 
 
 def render(data: dict) -> None:
@@ -111,3 +155,29 @@ def _day(fetched_at: str | None) -> str:
     if not fetched_at or fetched_at.startswith("1970-01-01"):
         return t("hostile.date_unknown")
     return fetched_at[:10]
+
+
+def render_summary(data: dict) -> None:
+    from rich.table import Table
+
+    c = console()
+    rows = data["gpus"]
+    if not rows:
+        c.print(t("offers.none"))
+        return
+    tbl = Table(title=t("daily.summary.title"))
+    cols = (("col.gpu", "left"), ("daily.summary.col.memory", "right"), ("daily.summary.col.form", "left"),
+            ("daily.summary.col.offers", "right"), ("daily.summary.col.providers", "right"),
+            ("daily.summary.col.od_min", "right"), ("daily.summary.col.od_median", "right"),
+            ("daily.summary.col.spot_min", "right"), ("daily.summary.col.spot_median", "right"),
+            ("daily.summary.col.freshest", "left"))
+    for key, just in cols:
+        tbl.add_column(t(key), justify=just, no_wrap=True)
+    for r in rows:
+        tbl.add_row(r["gpu_id"], fmt_num(r["memory_gib"], 0), r["form_factor"] or "?", fmt_num(r["offers"]),
+                    fmt_num(r["providers"]), fmt_num(r["cheapest_on_demand_usd"], 3),
+                    fmt_num(r["median_on_demand_usd"], 3), fmt_num(r["cheapest_spot_usd"], 3),
+                    fmt_num(r["median_spot_usd"], 3), r["freshest_fetched_at"][:10])
+    c.print(tbl)
+    c.print(t("daily.summary.count", gpus=len(rows), n=data["count"], providers=len(data["providers"]))
+            + f"  ({data['store']})", markup=False)

@@ -71,7 +71,15 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
         online_default = "online serving: spot offers left out (an interruption drops live traffic); --spot to include"
     table = OfferTable.from_rows([])
     reader = None
-    if include_catalog:
+    from gpuquote.service import columns
+
+    in_memory = include_catalog and columns.enabled()
+    where = None
+    if in_memory:  # the web server: candidate offers from the in-memory catalog (service/columns.py)
+        table, where = columns.plan_table(OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect,
+                                                      region=region, spot=spot, providers=providers,
+                                                      max_price_usd=max_price_usd))
+    elif include_catalog:
         reader = open_reader()
         raw = query_offer_columns(reader, OfferFilter(gpu_ids=ids, min_gpus=min_gpus, interconnect=interconnect,
                                                       region=region, spot=spot, providers=providers,
@@ -83,6 +91,10 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
         qrows, quote_errors = _quote_rows(quotes, overrides)
         table = OfferTable.concat(table, OfferTable.from_rows(qrows))
     advice_rows: list[dict] = []
+    if in_memory:
+        for fam in UPGRADE_GPUS:
+            advice_rows += columns.query(OfferFilter(gpu_ids=gpu_filter_ids(fam)[1], region=region, spot=spot,
+                                                     limit=ADVICE_ROWS_PER_GPU))[0]
     if reader is not None:
         for fam in UPGRADE_GPUS:
             arows, _ = query_offers(reader, OfferFilter(gpu_ids=gpu_filter_ids(fam)[1], region=region, spot=spot,
@@ -91,7 +103,7 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
     result = plan(j, table, opts, advice_rows=advice_rows)
     if online_default:
         result["assumptions"].append(online_default)
-    result["store"] = reader.where if reader is not None else None
+    result["store"] = reader.where if reader is not None else where
     result["filters"] = {"gpu": gpu, "min_gpus": min_gpus, "interconnect": interconnect, "region": region,
                          "spot": spot, "provider": providers, "max_price_usd": max_price_usd,
                          "quotes": list(quotes or []), "gpus": gpus, "nodes": nodes}

@@ -75,8 +75,8 @@ def _where(f: OfferFilter) -> tuple[str, dict]:
     return " AND ".join(conds), p
 
 
-def query_offers(reader, f: OfferFilter) -> tuple[list[dict], int]:
-    """Current offers matching the filter, sorted; returns (rows, total matches before the limit).
+def query_offers(reader, f: OfferFilter, offset: int = 0) -> tuple[list[dict], int]:
+    """Current offers matching the filter, sorted; returns (rows, total matches before offset and limit).
 
     A nullable sort column is read in two passes (values, then NULLs) so that an index can serve
     ORDER BY ... LIMIT; NULLs always come last.
@@ -85,20 +85,29 @@ def query_offers(reader, f: OfferFilter) -> tuple[list[dict], int]:
     where, params = _where(f)
     direction = "DESC" if f.descending else "ASC"
     tail = "provider, region, offer_id"
-    limit = f" LIMIT {int(f.limit)}" if f.limit else ""
+    offset = int(offset or 0)
+    limit = f" LIMIT {int(f.limit)}" if f.limit else (" LIMIT 9223372036854775807" if offset else "")
+    limit += f" OFFSET {offset}" if offset else ""
     if col in NOT_NULL:
         raw = reader.execute(f"SELECT * FROM offers WHERE {where} ORDER BY {col} {direction}, {tail}{limit}", params)
     else:
         raw = reader.execute(f"SELECT * FROM offers WHERE {where} AND {col} IS NOT NULL "
                              f"ORDER BY {col} {direction}, {tail}{limit}", params)
         if not f.limit or len(raw) < f.limit:
-            rest = f" LIMIT {int(f.limit) - len(raw)}" if f.limit else ""
+            # the NULL rows follow the valued ones: skip what the offset did not use up on valued rows
+            skip = 0
+            if offset:
+                n_vals = reader.execute(f"SELECT COUNT(*) AS n FROM offers WHERE {where} AND {col} IS NOT NULL",
+                                        params)[0]["n"]
+                skip = max(0, offset - int(n_vals))
+            rest = f" LIMIT {int(f.limit) - len(raw)}" if f.limit else (" LIMIT 9223372036854775807" if skip else "")
+            rest += f" OFFSET {skip}" if skip else ""
             raw += reader.execute(f"SELECT * FROM offers WHERE {where} AND {col} IS NULL ORDER BY {tail}{rest}",
                                   params)
     now = datetime.now(UTC)
     rows = [row_to_dict(r, now) for r in raw]
     total = len(rows)
-    if f.limit and len(rows) >= f.limit:
+    if offset or (f.limit and len(rows) >= f.limit):
         total = reader.execute(f"SELECT COUNT(*) AS n FROM offers WHERE {where}", params)[0]["n"]
     return rows, int(total)
 

@@ -10,15 +10,30 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
 from fastapi import Path as PathParam
-from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.responses import JSONResponse, Response
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gpuquote.service.encoding import dumps
-from gpuquote.web import common
+from gpuquote.web import common, csvout
+from gpuquote.web.responses import (
+    EstimateBody,
+    ExamplesBody,
+    GpusBody,
+    GpuShowBody,
+    HealthBody,
+    HistoryBody,
+    OffersBody,
+    PlanBody,
+    QuoteCheckBody,
+    SummaryBody,
+    TcoBody,
+    ok,
+)
 
 
-class GQJSON(Response):
-    """JSON with the CLI's encoding, so `--json` and the API body are the same bytes."""
+class GQJSON(JSONResponse):
+    """JSON with the CLI's encoding, so `--json` and the API body are the same bytes (a JSONResponse, so
+    that OpenAPI takes the 200 schema from the documented model instead of calling it a string)."""
 
     media_type = "application/json"
 
@@ -66,30 +81,17 @@ def offers_args(
             "limit": limit, "memory_gib": memory_gib, "form_factor": form_factor, "form": form}
 
 
-# CSV columns of `gpuquote offers --csv` (tests/test_web_api.py checks the two stay byte-identical).
-CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
-               "form_factor", "intra_node", "vcpus", "ram_gib", "nvme_gib", "inter_node_kind", "inter_node_gbps",
-               "price_amount", "price_currency", "price_per", "spot", "usd_per_gpu_hour", "usd_per_node_hour",
-               "billing_granularity_s", "source", "fetched_at", "freshness", "form"]
+CSV_COLUMNS = csvout.OFFER_COLUMNS
+CsvFormat = Literal["json", "csv"]
+Offset = Annotated[int, Query(ge=0, le=10_000_000, description="Skip this many rows of the sorted result (paging)")]
 
 
 def offers_csv(data: dict) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
-    w.writeheader()
-    for r in data["offers"]:
-        d = dict(r)
-        d.update(inter_node_kind=r["inter_node"]["kind"], inter_node_gbps=r["inter_node"]["gbps_per_node"],
-                 price_amount=r["price"]["amount"], price_currency=r["price"]["currency"],
-                 price_per=r["price"]["per"])
-        w.writerow({k: ("" if d.get(k) is None else d.get(k)) for k in CSV_COLUMNS})
-    return buf.getvalue()
+    return csvout.text(csvout.offer_rows(data["offers"]), CSV_COLUMNS)
 
 
-@router.get("/offers", responses=ERRORS, summary="Current offers with normalised USD per GPU-hour")
+@router.get("/offers", responses={**ERRORS, **ok(OffersBody)},
+            summary="Current offers with normalised USD per GPU-hour")
 async def api_offers(
     gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
     min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
@@ -105,31 +107,64 @@ async def api_offers(
     form_factor: FormFactor | None = None,
     form: Annotated[Literal["rental", "purchase", "term"] | None,
                     Query(description="rental | purchase | term: what the price buys")] = None,
-    format: Literal["json", "csv"] = "json",
+    format: CsvFormat = "json",
+    offset: Offset = 0,
     currency: Annotated[str | None, Query(max_length=10, description="Add *_cny (or other) twins of USD amounts "
                                           "at the dated rate: CNY, EUR, ...")] = None,
 ):
-    """The body of `gpuquote offers --json` for the same filters (`format=csv`: `--csv`)."""
+    """The body of `gpuquote offers --json` for the same filters (`format=csv`: `--csv`, streamed)."""
     from gpuquote.service.money import in_currency
     from gpuquote.service.offers import list_offers
 
     data = in_currency(list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd,
-                                                 sort, desc, limit, memory_gib, form_factor, form)), currency)
+                                                 sort, desc, limit, memory_gib, form_factor, form), offset=offset),
+                       currency)
     if format == "csv":
-        return Response(offers_csv(data), media_type="text/csv; charset=utf-8",
-                        headers={"content-disposition": 'attachment; filename="gpuquote-offers.csv"'})
+        return csvout.response(csvout.offer_rows(data["offers"]), CSV_COLUMNS, "offers", stream=True)
+    from gpuquote.service.columns import offers_json
+
+    return Response(offers_json(data), media_type="application/json")
+
+
+@router.get("/offers/summary", responses={**ERRORS, **ok(SummaryBody)},
+            summary="One row per GPU id: offers, providers, cheapest and median on-demand and spot $/GPU-h")
+async def api_offers_summary(
+    gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
+    min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
+    interconnect: Interconnect | None = None,
+    region: Annotated[str | None, Query(max_length=100)] = None,
+    spot: bool | None = None,
+    provider: Annotated[list[str] | None, Query(max_length=50)] = None,
+    max_price_usd: Annotated[float | None, Query(ge=0, allow_inf_nan=False)] = None,
+    memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
+    form_factor: FormFactor | None = None,
+    format: CsvFormat = "json",
+):
+    """The body of `gpuquote offers --summary --json` for the same filters (`format=csv`: `--summary --csv`)."""
+    from gpuquote.service.offers import SUMMARY_COLUMNS, summarize_offers
+
+    args = offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd, "price", False, None,
+                       memory_gib, form_factor)
+    for k in ("sort", "descending", "limit"):
+        args.pop(k)
+    data = summarize_offers(**args)
+    if format == "csv":
+        return csvout.response(data["gpus"], SUMMARY_COLUMNS, "summary")
     return data
 
 
-@router.get("/gpus", responses=ERRORS, summary="The GPU catalog with the source of every figure")
-def api_gpus():
-    """The body of `gpuquote gpus --json`."""
+@router.get("/gpus", responses={**ERRORS, **ok(GpusBody)}, summary="The GPU catalog with the source of every figure")
+def api_gpus(format: CsvFormat = "json"):
+    """The body of `gpuquote gpus --json`; `?format=csv` answers text/csv."""
     from gpuquote.service.catalog import list_gpus
 
-    return list_gpus()
+    data = list_gpus()
+    if format == "csv":
+        return csvout.response(data["gpus"], csvout.gpu_columns(data["gpus"]), "gpus")
+    return data
 
 
-@router.get("/gpus/{name}", responses=ERRORS, summary="One GPU or family by any alias")
+@router.get("/gpus/{name}", responses={**ERRORS, **ok(GpuShowBody)}, summary="One GPU or family by any alias")
 def api_gpu(name: Annotated[str, PathParam(max_length=100)]):
     """The body of `gpuquote gpus show NAME --json`."""
     from gpuquote.service.catalog import show_gpu
@@ -137,20 +172,25 @@ def api_gpu(name: Annotated[str, PathParam(max_length=100)]):
     return show_gpu(name)
 
 
-@router.get("/history", responses=ERRORS, summary="Price over time per provider (USD per GPU-hour per day)")
+@router.get("/history", responses={**ERRORS, **ok(HistoryBody)},
+            summary="Price over time per provider (USD per GPU-hour per day)")
 def api_history(
     gpu: Annotated[str, Query(min_length=1, max_length=100, description="GPU id or alias")],
     provider: Annotated[list[str] | None, Query(max_length=50)] = None,
     since: Annotated[str | None, Query(max_length=20, description="YYYY-MM-DD or Nd")] = None,
     spot: bool = False,
+    format: CsvFormat = "json",
 ):
-    """The body of `gpuquote history --gpu ID --json`."""
+    """The body of `gpuquote history --gpu ID --json`; `?format=csv` answers text/csv."""
     from gpuquote.service.refresh import history
 
-    return history(gpu, provider=provider, since=since, spot=spot)
+    data = history(gpu, provider=provider, since=since, spot=spot)
+    if format == "csv":
+        return csvout.response(data["series"], csvout.HISTORY_COLUMNS, "history")
+    return data
 
 
-@router.get("/examples", summary="The shipped example jobs and quote files (their text)")
+@router.get("/examples", responses=ok(ExamplesBody), summary="The shipped example jobs and quote files (their text)")
 def api_examples():
     return common.examples()
 
@@ -169,7 +209,8 @@ class EstimateRequest(JobInput):
     hardware: dict[str, Any] | None = None
 
 
-@router.post("/estimate", responses=ERRORS, summary="Memory, GPU count, throughput and time for a job")
+@router.post("/estimate", responses={**ERRORS, **ok(EstimateBody)},
+             summary="Memory, GPU count, throughput and time for a job")
 def api_estimate(req: EstimateRequest):
     """The body of `gpuquote estimate JOB --json`."""
     from gpuquote.service.estimate import estimate_job
@@ -180,7 +221,9 @@ def api_estimate(req: EstimateRequest):
 
 class PlanRequest(JobInput):
     quotes_yaml: str | None = Field(None, max_length=common.MAX_TEXT_CHARS,
-                                    description="A quote file's text to rank beside the catalog offers")
+                                    validation_alias=AliasChoices("quotes_text", "quotes_yaml"),
+                                    description="A quote file's YAML or CSV text to rank beside the catalog offers "
+                                    "(quotes_yaml: the old name, still accepted)")
     quotes_format: QuoteFormat | None = None
     gpu: str | None = Field(None, max_length=100)
     min_gpus: int | None = Field(None, gt=0, le=100000)
@@ -225,18 +268,24 @@ def _in_currency(data: dict, req) -> dict:
     return in_currency(data, getattr(req, "currency", None), common.rate_overrides(req.rates))
 
 
-@router.post("/plan", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Offers ranked by the cost and time to "
-             "finish a job")
-def api_plan(req: PlanRequest):
-    """The body of `gpuquote plan JOB ... --json`."""
-    return run_plan(req)
+@router.post("/plan", responses={**ERRORS, 501: ERROR_SCHEMA, **ok(PlanBody)},
+             summary="Offers ranked by the cost and time to finish a job")
+def api_plan(req: PlanRequest, format: CsvFormat = "json"):
+    """The body of `gpuquote plan JOB ... --json`; `?format=csv` answers text/csv."""
+    data = run_plan(req)
+    if format == "csv":
+        rows = [{**r, "warnings": " | ".join(str(w) for w in r.get("warnings") or []), "section": s}
+                for s in ("on_demand", "spot", "purchase") for r in data["sections"][s]]
+        return csvout.response(rows, csvout.PLAN_COLUMNS, "plan")
+    return data
 
 
 class QuoteCheckRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(..., max_length=common.MAX_TEXT_CHARS, description="The quote file's YAML or CSV text")
-    format: QuoteFormat | None = None
+    text: str = Field(..., max_length=common.MAX_TEXT_CHARS, validation_alias=AliasChoices("quotes_text", "text"),
+                      description="The quote file's YAML or CSV text (text: the old name, still accepted)")
+    format: QuoteFormat | None = Field(None, validation_alias=AliasChoices("quotes_format", "format"))
     name: str | None = Field(None, max_length=200, description="A name to show for the file")
     utilisation: float = Field(1.0, gt=0, le=1, allow_inf_nan=False)
     rates: Rates | None = Field(None, description='Currency overrides, USD per unit: {"CNY": 0.14}')
@@ -250,11 +299,14 @@ def run_quote_check(text: str, fmt: str | None, name: str | None, utilisation: f
     return check_quotes(text, utilisation, common.rate_overrides(rates), fmt=fmt, name=name or f"<pasted {fmt}>")
 
 
-@router.post("/quote-check", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Normalised prices, the 10-item "
-             "checklist and comparability of a quote file")
-def api_quote_check(req: QuoteCheckRequest):
-    """The body of `gpuquote quote check FILE --json`."""
-    return _in_currency(run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates), req)
+@router.post("/quote-check", responses={**ERRORS, 501: ERROR_SCHEMA, **ok(QuoteCheckBody)},
+             summary="Normalised prices, the 10-item checklist and comparability of a quote file")
+def api_quote_check(req: QuoteCheckRequest, format: CsvFormat = "json"):
+    """The body of `gpuquote quote check FILE --json`; `?format=csv` answers text/csv."""
+    data = _in_currency(run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates), req)
+    if format == "csv":
+        return csvout.response(data["quotes"], csvout.QUOTE_COLUMNS, "quote-check")
+    return data
 
 
 async def read_upload(file: UploadFile) -> str:
@@ -271,7 +323,7 @@ async def read_upload(file: UploadFile) -> str:
         raise BadInput("file: not UTF-8 text; upload a YAML or CSV quote file", field="file") from None
 
 
-@router.post("/quote-check/upload", responses={**ERRORS, 413: ERROR_SCHEMA, 501: ERROR_SCHEMA},
+@router.post("/quote-check/upload", responses={**ERRORS, 413: ERROR_SCHEMA, 501: ERROR_SCHEMA, **ok(QuoteCheckBody)},
              summary="quote-check for an uploaded file (multipart)")
 async def api_quote_check_upload(
     file: Annotated[UploadFile, File(description="A .yaml/.yml or .csv quote file")],
@@ -285,8 +337,9 @@ async def api_quote_check_upload(
 class TcoRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: str = Field(..., max_length=common.MAX_TEXT_CHARS, description="The quote file's YAML or CSV text")
-    format: QuoteFormat | None = None
+    text: str = Field(..., max_length=common.MAX_TEXT_CHARS, validation_alias=AliasChoices("quotes_text", "text"),
+                      description="The quote file's YAML or CSV text (text: the old name, still accepted)")
+    format: QuoteFormat | None = Field(None, validation_alias=AliasChoices("quotes_format", "format"))
     name: str | None = Field(None, max_length=200)
     buy: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=50)
     rent: list[Annotated[str, Field(max_length=200)]] | None = Field(None, max_length=50)
@@ -303,13 +356,17 @@ def run_tco(req: TcoRequest) -> dict:
                rate_overrides=common.rate_overrides(req.rates), fmt=fmt, name=req.name or f"<pasted {fmt}>")
 
 
-@router.post("/tco", responses={**ERRORS, 501: ERROR_SCHEMA}, summary="Buy vs rent: purchase TCO and break-even")
-def api_tco(req: TcoRequest):
-    """The body of `gpuquote tco FILE --json`."""
-    return _in_currency(run_tco(req), req)
+@router.post("/tco", responses={**ERRORS, 501: ERROR_SCHEMA, **ok(TcoBody)},
+             summary="Buy vs rent: purchase TCO and break-even")
+def api_tco(req: TcoRequest, format: CsvFormat = "json"):
+    """The body of `gpuquote tco FILE --json`; `?format=csv` answers text/csv."""
+    data = _in_currency(run_tco(req), req)
+    if format == "csv":
+        return csvout.response(csvout.tco_rows(data), csvout.TCO_COLUMNS, "tco")
+    return data
 
 
-@router.get("/health", summary="Liveness and which store answers")
+@router.get("/health", responses=ok(HealthBody), summary="Liveness and which store answers")
 def api_health():
     from gpuquote import __version__
     from gpuquote.store import open_reader

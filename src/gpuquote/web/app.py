@@ -18,8 +18,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.staticfiles import StaticFiles
 
 from gpuquote.errors import BadInput
+from gpuquote.service import columns
 from gpuquote.service.encoding import dumps
-from gpuquote.web import common
+from gpuquote.web import common, compress
 from gpuquote.web.deadline import RequestDeadline
 from gpuquote.web.middleware import BodyLimit, ResponseCache, SecurityHeaders
 
@@ -120,10 +121,12 @@ def create_app(max_body_bytes: int | None = None) -> FastAPI:
     js = plotly_js()
 
     @app.get("/static/vendor/plotly.min.js", include_in_schema=False)
-    def plotly_min_js():
+    def plotly_min_js(request: Request):
         if js is None:
-            return Response("/* plotly is not installed: pip install 'gpuquote[web]' */",
+            return Response("/* plotly is not installed: pip install plotly */",
                             media_type="text/javascript", status_code=404)
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            return compress.gzip_file_response(js, "text/javascript")
         return FileResponse(js, media_type="text/javascript", headers={"cache-control": "public, max-age=86400"})
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
@@ -135,7 +138,10 @@ def create_app(max_body_bytes: int | None = None) -> FastAPI:
     app.add_middleware(ResponseCache, paths=("/api/offers", "/api/gpus", "/api/history", "/api/plan",
                                              "/api/estimate", "/api/examples"))
     app.add_middleware(BodyLimit, max_bytes=limit)
+    # The cache keeps plain bodies, each answer is compressed for the client that asks for it.
+    compress.add_gzip(app)
     app.add_middleware(RequestDeadline)  # outermost: the time limit covers reading the body too
+    columns.enable()  # offers, summaries and plans answered from the in-memory catalog (service/columns.py)
     return app
 
 

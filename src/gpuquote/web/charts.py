@@ -27,20 +27,26 @@ def plan_chart(result: dict, lang: str) -> dict | None:
     def label(r: dict) -> str:
         return f"{r.get('provider', '')} {r.get('sku', '')} {r.get('region', '') or ''} x{r.get('gpus', '')}".strip()
 
-    front = sorted((r for r in rows if r.get("pareto")), key=lambda r: r["time_hours"])
+    # every Pareto point the API returns (pareto_front), not only those among the top rows
+    front = sorted((r for r in result.get("pareto_front") or [] if r.get("time_hours") is not None
+                    and r.get("total_cost_usd") is not None), key=lambda r: r["time_hours"])
+    if not front:
+        front = sorted((r for r in rows if r.get("pareto")), key=lambda r: r["time_hours"])
+    hover = "%{text}<br>%{x:.2f} h, $%{y:,.2f}<extra></extra>"
     data = [{"type": "scatter", "mode": "markers", "name": t("web.plan.chart.offers", lang),
              "x": [r["time_hours"] for r in rows], "y": [r["total_cost_usd"] for r in rows],
-             "text": [label(r) for r in rows], "hovertemplate": "%{text}<br>%{x:.1f} h, $%{y:,.0f}<extra></extra>",
+             "text": [label(r) for r in rows], "hovertemplate": hover,
              "marker": {"color": "#9aa5b1", "size": 8}}]
     if front:
         data.append({"type": "scatter", "mode": "lines+markers", "name": t("web.plan.chart.pareto", lang),
                      "x": [r["time_hours"] for r in front], "y": [r["total_cost_usd"] for r in front],
-                     "text": [label(r) for r in front],
-                     "hovertemplate": "%{text}<br>%{x:.1f} h, $%{y:,.0f}<extra></extra>",
+                     "text": [label(r) for r in front], "hovertemplate": hover,
                      "marker": {"color": "#d62728", "size": 11, "symbol": "diamond"},
                      "line": {"color": "#d62728", "shape": "hv"}})
-    return {"data": data, "layout": _layout(t("web.plan.chart.x", lang), t("web.plan.chart.y", lang),
-                                            xaxis_type="log")}
+    layout = _layout(t("web.plan.chart.x", lang), t("web.plan.chart.y", lang))
+    layout["xaxis"]["type"] = "log"  # a nested key: Plotly.js has no `xaxis_type` shorthand (that is Python's)
+    layout["yaxis"]["tickformat"] = "$,.2f"
+    return {"data": data, "layout": layout}
 
 
 def history_chart(data: dict, lang: str) -> dict | None:

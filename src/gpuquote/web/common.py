@@ -37,11 +37,10 @@ def pick_lang(query: str | None, cookie: str | None, accept: str | None) -> str:
 
 
 def examples_dir() -> Path | None:
-    """GPUQUOTE_EXAMPLES, else the checkout's examples/ (an editable or source install)."""
+    """GPUQUOTE_EXAMPLES, else the examples shipped inside the package (any install has them)."""
     env = os.environ.get("GPUQUOTE_EXAMPLES")
-    for cand in ([Path(env)] if env else []) + [Path(__file__).resolve().parents[3] / "examples"]:
-        if cand.is_dir():
-            return cand
+    if env and Path(env).is_dir():
+        return Path(env)
     return None
 
 
@@ -50,27 +49,46 @@ def _title(text: str, fallback: str) -> str:
     return first.lstrip("#").strip() if first.startswith("#") else fallback
 
 
-@lru_cache(maxsize=1)
-def _examples_cached(root: str | None, stamp: float) -> dict[str, list[dict]]:
+JOB_SUFFIXES = (".yaml", ".yml", ".json")
+QUOTE_SUFFIXES = (".yaml", ".yml", ".csv")
+
+
+def _read_examples(base) -> dict[str, list[dict]]:
+    """base: a Path or an importlib.resources Traversable with jobs/ and quotes/ inside."""
     out: dict[str, list[dict]] = {"jobs": [], "quotes": []}
-    if root is None:
-        return out
-    base = Path(root)
-    for kind, pats in (("jobs", ("*.yaml", "*.yml", "*.json")), ("quotes", ("*.yaml", "*.yml", "*.csv"))):
+    for kind, suffixes in (("jobs", JOB_SUFFIXES), ("quotes", QUOTE_SUFFIXES)):
         folder = base / kind
-        files = sorted({p for pat in pats for p in folder.glob(pat) if p.is_file()}) if folder.is_dir() else []
+        if not folder.is_dir():
+            continue
+        files = sorted((p for p in folder.iterdir() if p.is_file() and p.name.endswith(suffixes)),
+                       key=lambda p: p.name)
         for p in files:
             text = p.read_text(encoding="utf-8")
-            out[kind].append({"id": p.stem if kind == "jobs" else p.name, "file": f"examples/{kind}/{p.name}",
-                              "title": _title(text, p.stem), "text": text,
-                              "format": "csv" if p.suffix == ".csv" else "yaml"})
+            stem = p.name.rsplit(".", 1)[0]
+            out[kind].append({"id": stem if kind == "jobs" else p.name, "file": f"examples/{kind}/{p.name}",
+                              "title": _title(text, stem), "text": text,
+                              "format": "csv" if p.name.endswith(".csv") else "yaml"})
     return out
+
+
+@lru_cache(maxsize=1)
+def _packaged_examples() -> dict[str, list[dict]]:
+    from importlib.resources import files
+
+    return _read_examples(files("gpuquote") / "examples")
+
+
+@lru_cache(maxsize=1)
+def _examples_cached(root: str, stamp: float) -> dict[str, list[dict]]:
+    return _read_examples(Path(root))
 
 
 def examples() -> dict[str, list[dict]]:
     root = examples_dir()
-    stamp = max((p.stat().st_mtime for p in root.rglob("*") if p.is_file()), default=0.0) if root else 0.0
-    return _examples_cached(str(root) if root else None, stamp)
+    if root is None:
+        return _packaged_examples()
+    stamp = max((p.stat().st_mtime for p in root.rglob("*") if p.is_file()), default=0.0)
+    return _examples_cached(str(root), stamp)
 
 
 def example(kind: str, ex_id: str) -> dict:

@@ -188,7 +188,8 @@ class ResponseCache:
             self._d.move_to_end(key)
             self.hits += 1
             _, status, headers, content = hit
-            await send({"type": "http.response.start", "status": status, "headers": headers})
+            # a copy: an outer middleware (gzip) edits the headers of the message it is sent in place
+            await send({"type": "http.response.start", "status": status, "headers": list(headers)})
             await send({"type": "http.response.body", "body": content})
             return
         self.misses += 1

@@ -24,7 +24,7 @@ router = APIRouter(include_in_schema=False)
 TEMPLATES = Path(__file__).parent / "templates"
 NAV = (("offers", "/offers"), ("plan", "/plan"), ("quote_check", "/quote-check"), ("tco", "/tco"),
        ("gpus", "/gpus"), ("history", "/history"), ("rfq", "/rfq"), ("watches", "/watches"))
-HTML_OFFERS_LIMIT = 200
+HTML_OFFERS_LIMIT = 100  # one page of the offers table; `offset` pages on
 MEMORY_CHOICES = (16, 24, 32, 40, 48, 80, 94, 96, 141, 180, 192)
 
 
@@ -70,7 +70,7 @@ def render(request: Request, template: str, status: int = 200, **ctx: Any) -> HT
 
     page = ctx.pop("page", "")
     html = env().get_template(template).render(_=_, lang=lang, nav=NAV, page=page, switch=switch,
-                                               path=request.url.path, **ctx)
+                                               path=request.url.path, max_chars=common.MAX_TEXT_CHARS, **ctx)
     resp = HTMLResponse(html, status_code=status)
     if request.query_params.get("lang"):
         resp.set_cookie(common.LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax", httponly=True)
@@ -158,9 +158,18 @@ def index(request: Request):
     return RedirectResponse("/offers" + (f"?{q}" if q else ""), status_code=307)
 
 
+def zone_of(offer: dict) -> str:
+    """The zone that tells apart offers equal in every shown column (GCP prices per zone)."""
+    for n in offer.get("notes") or []:
+        if isinstance(n, str) and n.startswith("zones: "):
+            return n[len("zones: "):]
+    oid = offer.get("offer_id") or ""
+    return oid.split("@", 1)[1].split(":", 1)[0] if "@" in oid else ""
+
+
 @router.get("/offers")
 def offers_page(request: Request):
-    from gpuquote.service.offers import FORM_FILTERS, INTERCONNECTS, list_offers
+    from gpuquote.service.offers import FORM_FILTERS, INTERCONNECTS, list_offers, summarize_offers
     from gpuquote.store import SORT_COLUMNS
 
     q = request.query_params
@@ -178,39 +187,80 @@ def offers_page(request: Request):
             "max_price_usd": opt_float(q.get("max_price_usd"), "max_price_usd", ge=0),
             "sort": opt_choice(q.get("sort"), "sort", tuple(sorted(SORT_COLUMNS))) or "price",
             "descending": bool(opt_bool(q.get("desc"), "desc")),
-            "limit": opt_int(q.get("limit"), "limit") or (None if wants_json(request) else HTML_OFFERS_LIMIT),
+            "limit": opt_int(q.get("limit"), "limit", le=1000) or (None if wants_json(request) else HTML_OFFERS_LIMIT),
+            "offset": opt_int(q.get("offset"), "offset", gt=-1, le=10_000_000) or 0,
         }
 
+    # The page opens on the summary by GPU; a GPU filter (a drill-down from a summary row) or view=offers
+    # shows the offers themselves.
+    view = opt_choice(q.get("view"), "view", ("summary", "offers")) or ("offers" if q.get("gpu") else "summary")
     if wants_json(request):
-        return json_twin(list_offers(**parse()))
-    error = data = None
+        args = parse()
+        if view == "summary" and not q.get("view") and not q.get("gpu"):
+            return json_twin(list_offers(**args))
+        if view == "summary":
+            return json_twin(summarize_offers(**summary_args(args)))
+        return json_twin(list_offers(**args))
+    error = data = summary = None
     args = {"gpu": None, "memory_gib": None, "form_factor": None, "interconnect": None, "min_gpus": None,
             "region": None, "provider": None, "spot": None, "max_price_usd": None, "sort": "price",
-            "descending": False, "limit": HTML_OFFERS_LIMIT}
+            "descending": False, "limit": HTML_OFFERS_LIMIT, "offset": 0}
     try:
         args = parse()
-        data = list_offers(**args)
+        if view == "summary":
+            summary = summarize_offers(**summary_args(args))
+            data = list_offers(**{**args, "limit": 1, "offset": 0}, facets=True)
+        else:
+            data = list_offers(**args, facets=True)
     except BadInput as e:
         error = e
-    # the current view as query strings: export links and sortable headers keep every filter
-    view = [(k, v) for k, v in q.multi_items() if k not in ("lang", "format") and v != ""]
-    if "limit" not in q or not q.get("limit"):
-        view.append(("limit", str(args["limit"])))
-    export_json = "/api/offers?" + urlencode(view)
-    export_csv = "/api/offers?" + urlencode([*view, ("format", "csv")])
+        # keep what was typed: the text fields as given, the rest as far as they parse
+        for k in ("gpu", "region", "min_gpus", "max_price_usd"):
+            if q.get(k):
+                args[k] = q.get(k)[:100]
+        args["provider"] = providers_of(q.getlist("provider"))
+    # the current view as query strings: export links carry every filter and no page (the whole result)
+    base = [(k, v) for k, v in q.multi_items() if k not in ("lang", "format", "offset", "limit", "view") and v != ""]
+    export_json = "/api/offers?" + urlencode(base)
+    export_csv = "/api/offers?" + urlencode([*base, ("format", "csv")])
+    summary_csv = "/api/offers/summary?" + urlencode([*[(k, v) for k, v in base if k not in ("sort", "desc")],
+                                                       ("format", "csv")])
+    keep_limit = [("limit", q["limit"])] if q.get("limit") else []
 
     def sort_link(key: str) -> str:
-        base = [(k, v) for k, v in view if k not in ("sort", "desc")]
+        b = [(k, v) for k, v in base if k not in ("sort", "desc")]
         desc = args["sort"] == key and not args["descending"]
-        return "/offers?" + urlencode([*base, ("sort", key)] + ([("desc", "1")] if desc else []))
+        return "/offers?" + urlencode([*b, ("view", "offers"), ("sort", key)] + ([("desc", "1")] if desc else [])
+                                      + keep_limit)
+
+    def page_link(offset: int) -> str:
+        return "/offers?" + urlencode([*base, ("view", "offers"), *keep_limit, ("offset", str(max(0, offset)))])
+
+    def drill_link(gpu_id: str) -> str:
+        return "/offers?" + urlencode([*[(k, v) for k, v in base if k != "gpu"], ("gpu", gpu_id),
+                                       ("view", "offers")])
+
+    def provider_link(p: str) -> str:
+        return "/offers?" + urlencode([*[(k, v) for k, v in base if k != "provider"], ("provider", p),
+                                       ("view", view)])
+
+    def view_link(v: str) -> str:
+        return "/offers?" + urlencode([*base, ("view", v)])
 
     from gpuquote.service.catalog import list_gpus
 
     gpu_ids = [g["id"] for g in list_gpus()["gpus"]]
     return render(request, "offers.html", status=400 if error else 200, page="offers", data=data, error=error,
-                  f=args, q=q, export_json=export_json, export_csv=export_csv, sort_link=sort_link,
+                  summary=summary, view=view, f=args, q=q, export_json=export_json, export_csv=export_csv,
+                  summary_csv=summary_csv, sort_link=sort_link, page_link=page_link, drill_link=drill_link,
+                  view_link=view_link, provider_link=provider_link, zone_of=zone_of,
+                  facets=(data or {}).get("facets") or {},
                   interconnects=INTERCONNECTS, form_factors=FORM_FILTERS, memories=MEMORY_CHOICES, gpu_ids=gpu_ids,
                   provider_text=", ".join(args["provider"] or []))
+
+
+def summary_args(args: dict) -> dict:
+    return {k: v for k, v in args.items() if k not in ("sort", "descending", "limit", "offset")}
 
 
 @router.get("/gpus")
@@ -246,15 +296,26 @@ def history_page(request: Request):
     from gpuquote.service.refresh import history
 
     q = request.query_params
-    gpu = opt_str(q.get("gpu"), "gpu", 100) or "a100-80gb"
-    args = {"provider": providers_of(q.getlist("provider")), "since": opt_str(q.get("since"), "since", 20),
-            "spot": bool(opt_bool(q.get("spot"), "spot"))}
-    data = history(gpu, **args)
     if wants_json(request):
-        return json_twin(data)
-    lang = lang_of(request)
-    return render(request, "history.html", page="history", data=data, gpu=gpu, f=args,
-                  chart=charts.history_chart(data, lang), provider_text=", ".join(args["provider"] or []))
+        gpu = opt_str(q.get("gpu"), "gpu", 100) or "a100-80gb"
+        args = {"provider": providers_of(q.getlist("provider")), "since": opt_str(q.get("since"), "since", 20),
+                "spot": bool(opt_bool(q.get("spot"), "spot"))}
+        return json_twin(history(gpu, **args))
+    # a bad value is shown inside the page, in its language, with the form as the user typed it
+    raw_gpu = (q.get("gpu") or "")[:100]
+    args = {"provider": providers_of(q.getlist("provider")), "since": (q.get("since") or "")[:20] or None,
+            "spot": False}
+    data = chart = error = None
+    try:
+        gpu = opt_str(q.get("gpu"), "gpu", 100) or "a100-80gb"
+        args["since"] = opt_str(q.get("since"), "since", 20)
+        args["spot"] = bool(opt_bool(q.get("spot"), "spot"))
+        data = history(gpu, **args)
+        chart = charts.history_chart(data, lang_of(request))
+    except BadInput as e:
+        error, gpu = e, raw_gpu
+    return render(request, "history.html", status=400 if error else 200, page="history", data=data, gpu=gpu,
+                  f=args, chart=chart, error=error, provider_text=", ".join(args["provider"] or []))
 
 
 # --- plan ------------------------------------------------------------------------------------------------------
@@ -268,50 +329,90 @@ def _plan_form_defaults(request: Request) -> dict:
     chosen = next((e for e in ex if e["id"] == want), ex[0] if ex else None)
     return {"example": chosen["id"] if chosen else "", "job_yaml": chosen["text"] if chosen else "", "gpu": "",
             "min_gpus": "", "interconnect": "", "region": "", "spot": "", "provider": "", "max_price_usd": "",
-            "deadline_hours": "", "budget_usd": "", "objective": "cost", "top": "10", "quotes_yaml": ""}
+            "deadline_hours": "", "budget_usd": "", "objective": "cost", "top": "10", "quotes_yaml": "",
+            "interruption_rate": "", "serving_hours": "", "rates": "", "include_catalog": "true"}
 
 
-@router.get("/plan")
-def plan_page(request: Request):
-    form = _plan_form_defaults(request)
-    return render(request, "plan.html", page="plan", form=form, examples=common.examples()["jobs"], result=None,
-                  estimate=None, error=None, unavailable=None, chart=None)
+PLAN_FIELDS = ("example", "job_yaml", "quotes_yaml", "gpu", "min_gpus", "interconnect", "region", "spot", "provider",
+               "max_price_usd", "deadline_hours", "budget_usd", "objective", "top", "interruption_rate",
+               "serving_hours", "rates", "include_catalog")
 
 
-@router.post("/plan")
-async def plan_submit(request: Request):
-    from gpuquote.web.api import PlanRequest, run_plan
+def plan_permalink(form: dict) -> str:
+    """A GET URL that re-runs the same request: the example id when the job is that example's text."""
+    ex = {e["id"]: e["text"].replace("\r\n", "\n").strip() for e in common.examples()["jobs"]}
+    form = {k: v.replace("\r\n", "\n") if isinstance(v, str) else v for k, v in form.items()}
+    items = []
+    for k in PLAN_FIELDS:
+        v = (form.get(k) or "").strip() if isinstance(form.get(k), str) else ""
+        if k == "job_yaml" and form.get("example") in ex and v == ex[form["example"]]:
+            continue
+        if k == "example" and (form.get("job_yaml") or "").strip() not in ("", ex.get(v, "")):
+            continue
+        if v and not (k == "objective" and v == "cost") and not (k == "top" and v == "10") and \
+                not (k == "include_catalog" and v == "true"):
+            items.append((k, v))
+    return "/plan?" + urlencode([*items, ("run", "1")])
 
-    form = dict(await request.form())
-    form = {k: (v if isinstance(v, str) else "") for k, v in form.items()}
-    shown = {**_plan_form_defaults(request), **form}
-    error = unavailable = None
-    result = estimate = chart = None
+
+def _plan_fields_to_request(form: dict):
+    from gpuquote.web.api import PlanRequest
+
+    job_yaml = opt_str(form.get("job_yaml"), "job_yaml", common.MAX_TEXT_CHARS)
+    return PlanRequest(
+        job_yaml=job_yaml, example=None if job_yaml else opt_str(form.get("example"), "example", 100),
+        quotes_yaml=opt_str(form.get("quotes_yaml"), "quotes_yaml", common.MAX_TEXT_CHARS),
+        gpu=opt_str(form.get("gpu"), "gpu", 100), min_gpus=opt_int(form.get("min_gpus"), "min_gpus"),
+        interconnect=opt_choice(form.get("interconnect"), "interconnect", ("nvswitch", "nvlink", "pcie")),
+        region=opt_str(form.get("region"), "region", 100), spot=opt_bool(form.get("spot"), "spot"),
+        provider=providers_of([form.get("provider", "")]),
+        max_price_usd=opt_float(form.get("max_price_usd"), "max_price_usd", ge=0),
+        deadline_hours=opt_float(form.get("deadline_hours"), "deadline_hours", gt=0),
+        budget_usd=opt_float(form.get("budget_usd"), "budget_usd", gt=0),
+        objective=opt_choice(form.get("objective"), "objective", ("cost", "time", "balanced")) or "cost",
+        top=opt_int(form.get("top"), "top", le=500) or 10,
+        interruption_rate=opt_float(form.get("interruption_rate"), "interruption_rate", ge=0),
+        serving_hours=opt_float(form.get("serving_hours"), "serving_hours", gt=0),
+        rates=common.rate_overrides(opt_str(form.get("rates"), "rates", 500)) or None,
+        include_catalog=opt_bool(form.get("include_catalog"), "include_catalog") is not False)
+
+
+def _sizing(job: dict, req, result: dict | None) -> dict | None:
+    """The job's sizing on the GPU asked for, else on the best-ranked offer's GPU (never a hidden default)."""
+    from gpuquote.service.estimate import estimate_job
+
+    own = (job.get("hardware") or {}).get("gpu") if isinstance(job.get("hardware"), dict) else None
+    gpu = req.gpu or own or next((r["gpu_id"] for r in (result or {}).get("rows", [])), None)
+    if gpu is None:
+        return None
     try:
-        job_yaml = opt_str(form.get("job_yaml"), "job_yaml", common.MAX_TEXT_CHARS)
-        req = PlanRequest(
-            job_yaml=job_yaml, example=None if job_yaml else opt_str(form.get("example"), "example", 100),
-            quotes_yaml=opt_str(form.get("quotes_yaml"), "quotes_yaml", common.MAX_TEXT_CHARS),
-            gpu=opt_str(form.get("gpu"), "gpu", 100), min_gpus=opt_int(form.get("min_gpus"), "min_gpus"),
-            interconnect=opt_choice(form.get("interconnect"), "interconnect", ("nvswitch", "nvlink", "pcie")),
-            region=opt_str(form.get("region"), "region", 100), spot=opt_bool(form.get("spot"), "spot"),
-            provider=providers_of([form.get("provider", "")]),
-            max_price_usd=opt_float(form.get("max_price_usd"), "max_price_usd", ge=0),
-            deadline_hours=opt_float(form.get("deadline_hours"), "deadline_hours", gt=0),
-            budget_usd=opt_float(form.get("budget_usd"), "budget_usd", gt=0),
-            objective=opt_choice(form.get("objective"), "objective", ("cost", "time", "balanced")) or "cost",
-            top=opt_int(form.get("top"), "top", le=500) or 10)
+        return estimate_job(job, gpu=gpu)
+    except BadInput:
+        rows = (result or {}).get("rows", [])
+        if rows and gpu != rows[0]["gpu_id"]:  # a family filter (h100): size on the SKU the plan chose
+            try:
+                return estimate_job(job, gpu=rows[0]["gpu_id"])
+            except BadInput:
+                return None
+        return None
+
+
+def _run_plan_page(request: Request, form: dict, status_ok: int = 200):
+    from gpuquote.web.api import run_plan
+
+    shown = {**_plan_form_defaults(request), **form}
+    error = unavailable = result = estimate = chart = None
+    try:
+        req = _plan_fields_to_request(form)
         if wants_json(request, form):
             return json_twin(run_plan(req))
-        from gpuquote.service.estimate import estimate_job
-
         job = common.parse_job(req.job, req.job_yaml, req.example)
-        estimate = estimate_job(job, gpu=req.gpu)
         try:
             result = run_plan(req)
             chart = charts.plan_chart(result, lang_of(request))
         except common.NotAvailable as e:
             unavailable = str(e)
+        estimate = _sizing(job, req, result)
     except BadInput as e:
         if wants_json(request, form):
             return json_twin(e.to_dict(), 400)
@@ -326,9 +427,29 @@ async def plan_submit(request: Request):
         error = BadInput(f"{field}: {first['msg']}", field=field)
         if wants_json(request, form):
             return json_twin(error.to_dict(), 422)
-    return render(request, "plan.html", status=400 if error else 200, page="plan", form=shown,
+    return render(request, "plan.html", status=400 if error else status_ok, page="plan", form=shown,
                   examples=common.examples()["jobs"], result=result, estimate=estimate, error=error,
-                  unavailable=unavailable, chart=chart)
+                  unavailable=unavailable, chart=chart, permalink=plan_permalink(shown) if result else None)
+
+
+@router.get("/plan")
+def plan_page(request: Request):
+    q = request.query_params
+    if q.get("run"):  # a permalink: the same request again
+        form = {k: q.get(k, "") for k in PLAN_FIELDS if q.get(k) is not None}
+        if "job_yaml" not in form:
+            form["job_yaml"] = ""
+        return _run_plan_page(request, form)
+    form = _plan_form_defaults(request)
+    return render(request, "plan.html", page="plan", form=form, examples=common.examples()["jobs"], result=None,
+                  estimate=None, error=None, unavailable=None, chart=None, permalink=None)
+
+
+@router.post("/plan")
+async def plan_submit(request: Request):
+    form = dict(await request.form())
+    form = {k: (v if isinstance(v, str) else "") for k, v in form.items()}
+    return _run_plan_page(request, form)
 
 
 # --- quote check and TCO ------------------------------------------------------------------------------------------

@@ -40,8 +40,52 @@
     sync();
   }
 
+  // Every form with a text box: refuse a paste over the server's limit here (the text stays in the box and the
+  // message is in the page's language), and show a loading state while the server works.
+  function guardForms() {
+    var body = document.body;
+    var max = parseInt(body.getAttribute("data-max-chars") || "0", 10);
+    var forms = document.querySelectorAll("form");
+    for (var i = 0; i < forms.length; i++) {
+      (function (form) {
+        form.addEventListener("submit", function (ev) {
+          var total = 0;
+          var boxes = form.querySelectorAll("textarea");
+          for (var j = 0; j < boxes.length; j++) total += boxes[j].value.length;
+          var box = form.querySelector(".client-error");
+          if (max && total > max) {
+            ev.preventDefault();
+            if (!box) {
+              box = document.createElement("div");
+              box.className = "error client-error";
+              box.setAttribute("role", "alert");
+              form.appendChild(box);
+            }
+            box.textContent = body.getAttribute("data-too-big") || "Too large";
+            box.hidden = false;
+            return;
+          }
+          if (box) box.hidden = true;
+          form.setAttribute("aria-busy", "true");
+          var spin = form.querySelector(".loading");
+          if (spin) spin.hidden = false;
+        });
+      })(forms[i]);
+    }
+  }
+
+  // The Plan page: once a result is shown, the address bar holds its permalink (share it, reload it).
+  function planPermalink() {
+    var link = document.getElementById("plan-permalink");
+    if (link && window.history && window.history.replaceState) {
+      window.history.replaceState(null, "", link.getAttribute("data-permalink"));
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     planExamples();
+    guardForms();
+    planPermalink();
     drawCharts();
   });
 })();
