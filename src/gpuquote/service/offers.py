@@ -139,14 +139,14 @@ SUMMARY_COLUMNS = ["gpu_id", "memory_gib", "form_factor", "offers", "providers",
 def summarize_offers(gpu: str | None = None, min_gpus: float | None = None, interconnect: str | None = None,
                      region: str | None = None, spot: bool | None = None, provider: list[str] | str | None = None,
                      max_price_usd: float | None = None, memory_gib: float | None = None,
-                     form_factor: str | None = None) -> dict:
+                     form_factor: str | None = None, form: str | None = None) -> dict:
     """One row per GPU id over the offers matching the same filters as `list_offers`: the overview that
     `sky show-gpus` gives (memory, form factor, offers, providers, cheapest and median $/GPU-h on-demand
     and spot, freshest fetch). Rows: most memory first, then by id.
     """
     listed = list_offers(gpu=gpu, min_gpus=min_gpus, interconnect=interconnect, region=region, spot=spot,
                          provider=provider, max_price_usd=max_price_usd, memory_gib=memory_gib,
-                         form_factor=form_factor, sort="gpu")
+                         form_factor=form_factor, form=form, sort="gpu")
     from statistics import median
 
     from gpuquote.hardware import load_gpus

@@ -174,10 +174,22 @@ class HealthBody(Open):
     store: str
 
 
+class RfqBody(Open):
+    """`gpuquote rfq JOB --format json`: the specification to request, the checklist questions, the template."""
+
+
+class WatchesBody(Open):
+    """`gpuquote watch list --json`: every rule with its last evaluation and notification."""
+
+
+class WatchBody(Open):
+    """One watch rule (added, shown with its history, or removed)."""
+
+
 def ok(model: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     """A `responses` entry: the 200 body typed by `model`."""
     return {200: {"model": model, "description": "The body of the CLI's --json for the same arguments"}}
 
 
 __all__ = ["ExamplesBody", "EstimateBody", "GpuShowBody", "GpusBody", "HealthBody", "HistoryBody", "OffersBody",
-           "PlanBody", "QuoteCheckBody", "SummaryBody", "TcoBody", "ok"]
+           "PlanBody", "QuoteCheckBody", "RfqBody", "SummaryBody", "TcoBody", "WatchBody", "WatchesBody", "ok"]

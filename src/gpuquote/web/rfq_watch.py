@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gpuquote.errors import BadInput
 from gpuquote.web import common
 from gpuquote.web.api import ERRORS, GQJSON, JobInput
+from gpuquote.web.responses import RfqBody, WatchBody, WatchesBody, ok
 
 api = APIRouter(prefix="/api", default_response_class=GQJSON)
 pages = APIRouter(include_in_schema=False)
@@ -47,7 +48,7 @@ def rfq_answer(req: RfqRequest) -> Any:
     return Response(doc, media_type=media, headers={"content-disposition": f'attachment; filename="{name}"'})
 
 
-@api.post("/rfq", responses=ERRORS, summary="A request for quotes to send vendors, sized from a job")
+@api.post("/rfq", responses={**ERRORS, **ok(RfqBody)}, summary="A request for quotes to send vendors, sized from a job")
 def api_rfq(req: RfqRequest):
     """The body of `gpuquote rfq JOB --format json` (format md / yaml: the document itself, as a download)."""
     return rfq_answer(req)
@@ -83,7 +84,8 @@ def add_from_request(req: WatchRequest) -> dict:
                      notify=req.notify, available=req.available)
 
 
-@api.get("/watches", responses=ERRORS, summary="Watch rules with their last evaluation and notification")
+@api.get("/watches", responses={**ERRORS, **ok(WatchesBody)},
+         summary="Watch rules with their last evaluation and notification")
 def api_watches():
     """The body of `gpuquote watch list --json`."""
     from gpuquote.service.watch import list_watches
@@ -91,13 +93,14 @@ def api_watches():
     return list_watches()
 
 
-@api.post("/watches", responses=ERRORS, summary="Add a watch rule (its baseline is the current store)")
+@api.post("/watches", responses={**ERRORS, **ok(WatchBody)},
+          summary="Add a watch rule (its baseline is the current store)")
 def api_watch_add(req: WatchRequest):
     """The body of `gpuquote watch add ... --json`."""
     return add_from_request(req)
 
 
-@api.get("/watches/{name}", responses=ERRORS, summary="One watch rule and its history")
+@api.get("/watches/{name}", responses={**ERRORS, **ok(WatchBody)}, summary="One watch rule and its history")
 def api_watch(name: Annotated[str, PathParam(max_length=100)]):
     """The body of `gpuquote watch history NAME --json`."""
     from gpuquote.service.watch import history
@@ -105,7 +108,7 @@ def api_watch(name: Annotated[str, PathParam(max_length=100)]):
     return history(name)
 
 
-@api.delete("/watches/{name}", responses=ERRORS, summary="Remove a watch rule and its history")
+@api.delete("/watches/{name}", responses={**ERRORS, **ok(WatchBody)}, summary="Remove a watch rule and its history")
 def api_watch_remove(name: Annotated[str, PathParam(max_length=100)]):
     """The body of `gpuquote watch remove NAME --json`."""
     from gpuquote.service.watch import remove_watch
