@@ -41,6 +41,7 @@ def find_shared() -> Path:
 
 
 HOLDOUT_INDEX = ROOT / "tests" / "fixtures" / "holdout" / "index.json"
+FITCASES_INDEX = ROOT / "tests" / "fixtures" / "fitcases" / "index.json"  # the project's own fitted-on cases
 
 
 def load_index(index: Path) -> list[dict]:
@@ -238,7 +239,7 @@ def main() -> None:
     shared = find_shared()
     cases = load_cases(shared)
     regimes = load_regimes(shared)
-    by_id = {c["id"]: c for c in [*cases, *regimes]}
+    by_id = {c["id"]: c for c in [*cases, *regimes, *load_index(FITCASES_INDEX)]}
     if args.fit:
         vals = fit(by_id)
         print("fitted constants:")

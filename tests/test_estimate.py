@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -264,6 +265,8 @@ def test_every_fitted_constant_names_its_cases(shared_dir):
     ids = {c["id"] for c in json.loads((shared_dir / "calibration" / "index.json").read_text())["cases"]}
     regimes = shared_dir / "calibration" / "regimes" / "index.json"  # the regime cases calibrate too
     ids |= {c["id"] for c in json.loads(regimes.read_text())["cases"]} if regimes.exists() else set()
+    fitcases = Path(__file__).parent / "fixtures" / "fitcases" / "index.json"  # the project's own
+    ids |= {c["id"] for c in json.loads(fitcases.read_text())["cases"]}
     for name, spec in calibration_table().items():
         assert spec.get("meaning"), name
         if spec["kind"] == "fitted":

@@ -59,6 +59,10 @@ class InferModel:
         if self.pcie_tp:  # no P2P: NCCL stages through host memory at far below the link rate
             self.tp_bw = min(self.tp_bw, K.pcie_allreduce_gbs * 1e9)
         self.p2p_bw = self.m.group_bw(2, 1) if self.pp > 1 else 0.0
+        # GPTQ through exllama v1 (TGI 1.0): int4 weights dequantised on CUDA cores per token row
+        self.q4 = self.precision == "int4" and self.engine in K.exllama_engines
+        self.q4_params = (a.matmul_params_active - a.vocab * a.hidden) / self.mp
+        self.dq_rate = float(self.m.gpu.fp32_tflops or 0.0) * 1e12 or self.peak / 4.0
 
     def _tp_comm(self, tokens: float) -> float:
         """Two all-reduces per layer (attention and MLP outputs) over the TP group, all layers."""
@@ -68,6 +72,20 @@ class InferModel:
         if self.pcie_tp:
             per += K.pcie_allreduce_latency_us * 1e-6
         return 2 * self.a.total_layers * per
+
+    def _q4_extra(self, rows: float) -> float:
+        """Time exllama v1 adds over an ideal int4 GEMM for `rows` tokens in one pass of one GPU.
+
+        Below exllama_recons_rows the q4 kernel dequantises every weight again for each token row
+        (one grid row per token, half2 math on CUDA cores, not tensor cores) and each call costs a
+        fixed exllama_call_us that short kernels cannot hide; from there on it rebuilds the fp16 matrix
+        (writes 2 B per weight) and cuBLAS reads it back (2 B) for a dense GEMM long enough to hide it."""
+        if not self.q4:
+            return 0.0
+        if rows < K.exllama_recons_rows:
+            calls = self.a.total_layers * K.exllama_calls_per_layer * K.exllama_call_us * 1e-6
+            return calls + rows * self.q4_params * K.exllama_dequant_ops / self.dq_rate
+        return self.q4_params * 4.0 / self.bw
 
     def _p2p(self, tokens: float) -> float:
         """Activation sends between the PP stages of one token's (or one micro-batch's) trip."""
@@ -82,7 +100,7 @@ class InferModel:
         tokens = seqs * prompt
         body = 2.0 * (a.matmul_params_active - a.vocab * a.hidden)
         flops = tokens * (body + a.attention_flops_per_token(prompt / 2.0)) + seqs * 2.0 * a.vocab * a.hidden
-        t = max(flops / self.mp / self.rate, self.weight_bytes / self.w_bw)
+        t = max(flops / self.mp / self.rate, self.weight_bytes / self.w_bw) + self._q4_extra(tokens)
         return t + (self._tp_comm(tokens) + self.layer_lat) / self.pp
 
     def prefill_time(self, seqs: float, prompt: float) -> float:
@@ -112,7 +130,7 @@ class InferModel:
             touched = 1.0 - (1.0 - a.active_experts / a.experts) ** mb
             expert_share = 1.0 - (a.total_params - a.body_params + 0.0) / a.total_params
             wbytes = wbytes * (1.0 - expert_share * (1.0 - touched))
-        t_gemm = max(flops / self.rate, wbytes / self.w_bw)
+        t_gemm = max(flops / self.rate, wbytes / self.w_bw) + self._q4_extra(mb)
         t_kv = mb * context * self.kv_tok / self.bw
         t = self.pp * (t_gemm + t_kv) + self._tp_comm(mb) + self.layer_lat + self._p2p(mb)
         return t + seqs * self.seq_step
