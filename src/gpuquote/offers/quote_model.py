@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import load_gpus, members
+from gpuquote.i18n import Msg
 from gpuquote.offers.checklist import MIG_RE, Facts
 from gpuquote.offers.forms import normalise_price, offer_form
 from gpuquote.offers.model import InterNode, Offer, Price
@@ -151,8 +152,8 @@ class Quote:
         unit = "mig_slice" if self.mig_profile else "shared_gpu" if self.exclusive == "shared" else "gpu"
         assumptions = list(pr["tco"].assumptions) if pr["tco"] else []
         if self.billing_granularity_s is None and self.form != "purchase":
-            assumptions.append(f"billing granularity not stated: one "
-                               f"{self.price.per if self.price.per != 'once' else 'term'} assumed")
+            assumptions.append(Msg("quote.f.granularity_assumed",
+                                   per=Msg("unit.one." + (self.price.per if self.price.per != "once" else "term"))))
         return Assessment(prices=pr, checklist=run_checklist(facts), advisories=advisories(facts), unit=unit,
                           assumptions=assumptions, warnings=list(self.warnings) + pr["notes"])
 

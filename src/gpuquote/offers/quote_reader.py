@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, narrow, resolve, try_resolve
-from gpuquote.i18n import t
+from gpuquote.i18n import Msg, t
 from gpuquote.offers.checklist import MIG_RE
 from gpuquote.offers.currency import currencies, rate
 from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS
@@ -228,7 +228,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     """Validate one raw quote; returns the Quote, or a QuoteError listing every bad field."""
     r = _Reader(raw, overrides)
     qid = r.text("id", raw.get("id")) or f"q{index}"
-    warnings = [f"unknown field '{k}' ignored" for k in raw if k not in KNOWN_KEYS]
+    warnings = [Msg("quote.f.unknown_field", field=k) for k in raw if k not in KNOWN_KEYS]
 
     # GPU: a MIG profile written in the name is a statement about exclusivity, not part of the model
     gpu_name = r.text("gpu", raw.get("gpu"))
@@ -236,7 +236,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     gpu_id = None
     form_hint = None
     if gpu_name is None:
-        warnings.append("gpu not stated: checklist items 1-2 are missing and no per-GPU price without gpu_count")
+        warnings.append(Msg("quote.f.no_gpu"))
     else:
         name = gpu_name
         m = MIG_RE.search(name)
@@ -302,7 +302,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         term = r.num("price.term_months", pr.get("term_months"), gt=True, accepted="a number of months > 0")
         for k in pr:
             if k not in ("amount", "currency", "per", "term_months"):
-                warnings.append(f"unknown field 'price.{k}' ignored")
+                warnings.append(Msg("quote.f.unknown_field", field=f"price.{k}"))
         if amount is not None and cur and per:
             price = Price(amount=amount, currency=cur, per=per, term_months=term)
 
@@ -317,7 +317,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
             form = "gpu_hour"
         else:
             form = "node_rental" if (count or 1) > 1 else "cloud_instance"
-        warnings.append(f"form not stated: '{form}' assumed from price.per '{price.per}'")
+        warnings.append(Msg("quote.f.form_assumed", form=form, per=price.per))
     if price is not None and form == "purchase" and price.per != "once":
         r.err("price.per", f"'{price.per}' for form purchase", ["once"])
     if price is not None and form not in (None, "purchase") and price.per == "once" and not price.term_months:
@@ -451,11 +451,11 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         )
         for k in tv:
             if k not in TcoSpec.__dataclass_fields__:
-                warnings.append(f"unknown field 'tco.{k}' ignored")
+                warnings.append(Msg("quote.f.unknown_field", field=f"tco.{k}"))
     elif not r.blank(tv):
         r.err("tco", "expected a mapping", ["tco: {power_kw, pue, electricity, hosting, years, residual_fraction}"])
     if tco is not None and form not in (None, "purchase"):
-        warnings.append(f"tco ignored: form is {form}, not purchase")
+        warnings.append(Msg("quote.f.tco_ignored", form=form))
 
     # the accepted ranges (offers.quote_schema): one declarative check on the normalised values
     stated = {"id": qid if not r.blank(raw.get("id")) else None, "gpu": gpu_name, "gpu_count": count, "exclusive": excl,
