@@ -44,3 +44,18 @@ def currency_note(data: dict) -> str | None:
         return None
     return t("money.rate", code=cur["code"], rate=f"{cur['usd_per_unit']:.6g}", source=cur["source"].split(" (")[0],
              date=cur["date"])
+
+
+def region_label(region: str | None) -> str:
+    """A region as the reader reads it: a marketplace's 'Sichuan, CN, AS' shows its country in the reader's
+    language ('中国' under zh-CN); a cloud's region id (us-east-1, cn-beijing) stays as it is."""
+    import re
+
+    from gpuquote.i18n import catalog, current_lang
+
+    r = str(region or "?")
+    lang = current_lang()
+    m = re.fullmatch(r"(.*), ([A-Z]{2}), ([A-Z]{2})", r)
+    if lang == "en" or not m:
+        return r
+    return catalog(lang).get(f"region.cc.{m.group(2)}") or m.group(2)
