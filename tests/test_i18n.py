@@ -81,12 +81,17 @@ gpu_hour reserved purchase yes no vs ecc sku id ids ubuntu linux vm vms per s x 
 """
 TECHNICAL = set(_TECHNICAL_WORDS.split())
 WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+URL = re.compile(r"https?://\S+")
+CODE = re.compile(r"`[^`]+`")
+OFFER_ID = re.compile(r"\b[a-z][a-z0-9_]*:[^:()]*:[^\s()]+")
 
 
 def english_fragments(text: str) -> list[str]:
     """Runs of two or more plain English words (not ids, numbers, units or TECHNICAL words) in `text`."""
     found = []
     for line in text.splitlines():
+        # a link, a command in backticks, an offer id 'vast:Sichuan, CN, AS:8x-RTX_3090' are ids
+        line = OFFER_ID.sub(" ", CODE.sub(" ", URL.sub(" ", line)))
         # drop tokens that are ids or carry digits, paths, options: a100-80gb-sxm4, --gpus, q3-hgx-monthly
         tokens = re.split(r"[\s,;:()\[\]{}|│┃=<>'\"`*+!?/]+", line)
         run: list[str] = []
@@ -105,10 +110,20 @@ def test_the_detector_sees_english_and_lets_ids_pass():
     assert english_fragments("! spot: ~2.8 interruptions expected, +2% time") == ["interruptions expected"]
     assert english_fragments("q3-hgx-monthly  a100-80gb-sxm4 8 GPU 98,000 CNY/month 每节点 8 张 GPU") == []
     assert english_fragments("NVSwitch 每节点 1600 Gbps InfiniBand; ok missing") == []
+    assert english_fragments("按需 #1 vast:Sichuan, CN, AS:8x-RTX_3090 来源 https://x.org/content/dam/a.pdf "
+                             "用 `gpuquote quote check` 核对") == []
+    assert english_fragments("来源 the vendor page") == ["the vendor page"]
 
 
 ZH_COMMANDS = [
     ("quote", "check", "examples/quotes/a100-quotes.yaml"),
+    ("plan", "examples/jobs/lora-70b.yaml"),
+    ("plan", "examples/jobs/serve-8b-online.yaml"),
+    ("estimate", "examples/jobs/lora-70b.yaml"),
+    ("estimate", "examples/jobs/infer-70b-batch.yaml"),
+    ("gpus", "show", "a100"),
+    ("tco", "--buy", "q5-buy-hgx", "--rent", "q3-hgx-monthly", "examples/quotes/a100-quotes.yaml"),
+    ("rfq", "examples/jobs/lora-70b.yaml"),
 ]
 
 
