@@ -9,12 +9,12 @@ from gpuquote.i18n import t
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("estimate")
+    @app.command("estimate", help=t("help.estimate"))
     def estimate_cmd(
-        job: str = typer.Argument(..., help="Job file (YAML/JSON, DESIGN.md section 3)."),
-        gpu: str = typer.Option(None, "--gpu", help="GPU id or alias; overrides the job's hardware.gpu."),
-        gpus: int = typer.Option(None, "--gpus", help="GPU count; overrides the job's hardware.gpus."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output (the API body)."),
+        job: str = typer.Argument(..., help=t("help.estimate.opt.job")),
+        gpu: str = typer.Option(None, "--gpu", help=t("help.estimate.opt.gpu")),
+        gpus: int = typer.Option(None, "--gpus", help=t("help.estimate.opt.gpus")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.estimate.opt.json")),
     ) -> None:
         """Size a job: memory per GPU, whether it fits, minimum GPUs, throughput and time."""
         from gpuquote.errors import BadInput

@@ -46,11 +46,16 @@ class QuoteError:
     fields: list[tuple[str, str, list[str] | None]]  # (field, message, accepted)
 
     def line_text(self) -> str:
-        where = f" (line {self.line})" if self.line else ""
+        """One line (an i18n Text: still translatable) naming the quote, its line and every bad field."""
+        from gpuquote.i18n import Text, join
+
         parts = []
         for fld, msg, acc in self.fields:
-            parts.append(f"{fld}: {msg}" + (f" (accepted: {', '.join(acc)})" if acc else ""))
-        return f"quote '{self.quote_id}'{where}: " + "; ".join(parts)
+            part = Text(f"{fld}: ", msg)
+            parts.append(part + Msg("quote.e.accepted", values=join(", ", list(acc))) if acc else part)
+        head = Msg("quote.e.head_line", id=self.quote_id, line=self.line) if self.line else \
+            Msg("quote.e.head", id=self.quote_id)
+        return head + join("; ", parts)
 
     def to_dict(self) -> dict:
         return {"id": self.quote_id, "line": self.line, "message": self.line_text(),

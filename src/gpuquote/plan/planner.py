@@ -55,7 +55,8 @@ class PlanOptions:
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
-            raise BadInput(f"--objective: '{self.objective}' is not one of {', '.join(OBJECTIVES)}",
+            raise BadInput(Msg("err.not_one_of", field="--objective",
+                               value=self.objective, accepted=", ".join(OBJECTIVES)),
                            field="objective", accepted=list(OBJECTIVES))
         for name in ("deadline_hours", "budget_usd", "serving_hours"):
             v = getattr(self, name)

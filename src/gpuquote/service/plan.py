@@ -60,7 +60,8 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
                        interruption_rate=interruption_rate, serving_hours=serving_hours, gpus=gpus, nodes=nodes)
     opts.check()
     if interconnect is not None and interconnect not in INTERCONNECTS:
-        raise BadInput(f"--interconnect: '{interconnect}' is not one of {', '.join(INTERCONNECTS)}",
+        raise BadInput(Msg("err.not_one_of", field="--interconnect",
+                           value=interconnect, accepted=", ".join(INTERCONNECTS)),
                        field="interconnect", accepted=list(INTERCONNECTS))
     overrides = parse_overrides(rate)
     providers = [p.strip().lower() for x in ([provider] if isinstance(provider, str) else provider or [])
