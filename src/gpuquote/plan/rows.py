@@ -375,8 +375,14 @@ def _group_reason(reason: str, gpu: str | None, key: str) -> str:
     if not gpu:
         return reason
     params = {k: "{gpus}" if v == gpu else v for k, v in reason.params.items()}
-    m = Msg(reason.key, **params)
-    return m if m == key else key
+    for k in (reason.key, reason.key + "_group"):  # *_group: the sentence without what follows the GPU id
+        try:
+            m = Msg(k, **params)
+        except KeyError:
+            continue
+        if m == key:
+            return m
+    return key
 
 
 def group_excluded(excluded: dict[str, int]) -> list[dict]:
