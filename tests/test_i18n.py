@@ -125,6 +125,7 @@ ZH_COMMANDS = [
     ("plan", "examples/jobs/lora-70b.yaml"),
     ("plan", "examples/jobs/serve-8b-online.yaml"),
     ("plan", "examples/jobs/infer-70b-batch.yaml"),
+    ("plan", "examples/jobs/lora-70b.yaml", "--provider", "alicloud,tencentcloud", "--currency", "CNY"),
     ("plan", "examples/jobs/lora-70b.yaml", "--quotes", "examples/quotes/a100-quotes.yaml"),
     ("estimate", "examples/jobs/lora-70b.yaml"),
     ("estimate", "examples/jobs/infer-70b-batch.yaml"),

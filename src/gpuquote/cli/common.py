@@ -42,8 +42,15 @@ def currency_note(data: dict) -> str | None:
     cur = data.get("currency")
     if not cur:
         return None
-    return t("money.rate", code=cur["code"], rate=f"{cur['usd_per_unit']:.6g}", source=cur["source"].split(" (")[0],
-             date=cur["date"])
+    import re
+
+    from gpuquote.i18n import current_lang
+
+    source = cur["source"].split(" (")[0]
+    link = re.search(r"https?://[^\s)]+", cur["source"])
+    if current_lang() != "en" and link:  # the source's own words are English: other languages show its link
+        source = link.group(0)
+    return t("money.rate", code=cur["code"], rate=f"{cur['usd_per_unit']:.6g}", source=source, date=cur["date"])
 
 
 def region_label(region: str | None) -> str:
