@@ -17,6 +17,7 @@ class BadInput(GpuquoteError):
     def __init__(self, message: str, *, field: str | None = None, accepted: list[str] | None = None):
         self.field = field
         self.accepted = accepted
+        self.message = message  # may be an i18n.Msg: the interface shows it in the reader's language
         super().__init__(message)
 
     def to_dict(self) -> dict:

@@ -81,7 +81,10 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(0)
         rv = build_app()(args=args, standalone_mode=False, prog_name="gpuquote")
     except GpuquoteError as e:
-        print(f"{t('error.prefix')}: {one_line(str(e))}", file=sys.stderr)
+        from gpuquote.i18n import localize
+
+        print(f"{t('error.prefix')}: {one_line(str(localize(getattr(e, 'message', None) or str(e))))}",
+              file=sys.stderr)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -42,5 +42,27 @@ def currency_note(data: dict) -> str | None:
     cur = data.get("currency")
     if not cur:
         return None
-    return t("money.rate", code=cur["code"], rate=f"{cur['usd_per_unit']:.6g}", source=cur["source"].split(" (")[0],
-             date=cur["date"])
+    import re
+
+    from gpuquote.i18n import current_lang
+
+    source = cur["source"].split(" (")[0]
+    link = re.search(r"https?://[^\s)]+", cur["source"])
+    if current_lang() != "en" and link:  # the source's own words are English: other languages show its link
+        source = link.group(0)
+    return t("money.rate", code=cur["code"], rate=f"{cur['usd_per_unit']:.6g}", source=source, date=cur["date"])
+
+
+def region_label(region: str | None) -> str:
+    """A region as the reader reads it: a marketplace's 'Sichuan, CN, AS' shows its country in the reader's
+    language ('中国' under zh-CN); a cloud's region id (us-east-1, cn-beijing) stays as it is."""
+    import re
+
+    from gpuquote.i18n import catalog, current_lang
+
+    r = str(region or "?")
+    lang = current_lang()
+    m = re.fullmatch(r"(.*), ([A-Z]{2}), ([A-Z]{2})", r)
+    if lang == "en" or not m:
+        return r
+    return catalog(lang).get(f"region.cc.{m.group(2)}") or m.group(2)

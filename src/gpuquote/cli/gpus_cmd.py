@@ -54,6 +54,19 @@ def register(app: typer.Typer) -> None:
             c.print(f"[bold]{g['id']}[/]  ({g['vendor']} {g['architecture']}, {g['form_factor_detail']})")
             for k, v in g.items():
                 if k not in ("id", "notes", "source") and v not in (None, ""):
-                    c.print(f"  {k:22s} {v}")
-            c.print(f"  {'source':22s} {g['source']}")
-            c.print(f"  {'notes':22s} {g['notes']}", soft_wrap=True)
+                    c.print(f"  {k:22s} {_free_text(k, v)}", soft_wrap=True, markup=False)
+            c.print(f"  {t('gpus.show.source'):22s} {g['source']}", soft_wrap=True, markup=False)
+            c.print(f"  {t('gpus.show.notes'):22s} {_free_text('notes', g['notes'])}", soft_wrap=True, markup=False)
+
+
+def _free_text(key: str, value: object) -> str:
+    """A source's own words (notes, provenance) are English in the data files: other languages show their
+    links and point to --json for the text, so that no half-English line is shown as a translation."""
+    import re
+
+    from gpuquote.i18n import current_lang
+
+    if current_lang() == "en" or not (key == "notes" or key.endswith("_source")) or not isinstance(value, str):
+        return str(value)
+    links = re.findall(r"https?://\S+", value)
+    return " ".join([*links, t("gpus.show.text_in_json")])

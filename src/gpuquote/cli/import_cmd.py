@@ -5,20 +5,18 @@ from __future__ import annotations
 import typer
 
 from gpuquote.cli.common import print_json
+from gpuquote.i18n import t
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("import")
-    def import_(source: str = typer.Argument(..., help="quotes | azure | aws | gcp | vast | runpod | lambda | "
-                                             "skypilot | shadeform"),
-                path: str = typer.Argument(..., help="A response file, or a folder of pages (.json/.csv, .gz ok)."),
-                force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
-                rate: list[str] = typer.Option(None, "--rate", help="quotes: currency override, CUR=USD_PER_UNIT."),
-                as_json: bool = typer.Option(False, "--json", help="JSON output."),
-                verbose: bool = typer.Option(False, "--verbose", "-v", help="Every skip reason / bad quote, not "
-                                             "the first few."),
-                fetched_at: str = typer.Option(None, "--fetched-at", help="When the file was downloaded (ISO date "
-                                               "or time), if the data does not say; else it is 'date unknown'.")) \
+    @app.command("import", help=t("help.import"))
+    def import_(source: str = typer.Argument(..., help=t("help.import.opt.source")),
+                path: str = typer.Argument(..., help=t("help.import.opt.path")),
+                force: bool = typer.Option(False, "--force", help=t("help.import.opt.force")),
+                rate: list[str] = typer.Option(None, "--rate", help=t("help.import.opt.rate")),
+                as_json: bool = typer.Option(False, "--json", help=t("help.import.opt.json")),
+                verbose: bool = typer.Option(False, "--verbose", "-v", help=t("help.import.opt.verbose")),
+                fetched_at: str = typer.Option(None, "--fetched-at", help=t("help.import.opt.fetched_at"))) \
             -> None:
         """Parse a downloaded response (or a quote file) into a new snapshot (checked, archived, current if good)."""
         if source.strip().lower() == "quotes":

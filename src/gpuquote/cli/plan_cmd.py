@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json
-from gpuquote.i18n import t as _t
+from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json, region_label
+from gpuquote.i18n import t
 
 CSV_COLUMNS = ["offer_id", "provider", "sku", "region", "gpu_id", "gpus", "nodes", "spot", "time_hours",
                "total_cost_usd", "usd_per_gpu_hour", "usd_per_billion_tokens", "usd_per_million_tokens", "bound",
@@ -14,32 +14,31 @@ SECTIONS = ("on_demand", "spot", "purchase")
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("plan")
+    @app.command("plan", help=t("help.plan"))
     def plan_cmd(
-        job: str = typer.Argument(..., help="A job file (YAML/JSON, DESIGN.md section 3): examples/jobs/*.yaml"),
-        quotes: list[str] = typer.Option(None, "--quotes", help="Quote file(s) to rank beside the catalog."),
-        no_catalog: bool = typer.Option(False, "--no-catalog", help="Rank only the --quotes."),
-        gpu: str = typer.Option(None, "--gpu", help="Only offers of this GPU or family."),
-        min_gpus: float = typer.Option(None, "--min-gpus", help="Only offers with at least this many GPUs."),
-        interconnect: str = typer.Option(None, "--interconnect", help="nvswitch | nvlink | pcie"),
-        region: str = typer.Option(None, "--region", help="Region id or prefix."),
-        spot: bool = typer.Option(None, "--spot/--no-spot", help="Only spot / only on-demand (default both)."),
-        provider: list[str] = typer.Option(None, "--provider", help="Provider id(s)."),
-        max_price_usd: float = typer.Option(None, "--max-price-usd", help="Max USD per GPU-hour."),
-        deadline_hours: float = typer.Option(None, "--deadline-hours", help="Finish within this many hours."),
-        budget_usd: float = typer.Option(None, "--budget-usd", help="Spend at most this much."),
-        objective: str = typer.Option("cost", "--objective", help="cost | time | balanced"),
-        top: int = typer.Option(10, "--top", help="Rows to show per section (on-demand, spot, purchase)."),
+        job: str = typer.Argument(..., help=t("help.plan.opt.job")),
+        quotes: list[str] = typer.Option(None, "--quotes", help=t("help.plan.opt.quotes")),
+        no_catalog: bool = typer.Option(False, "--no-catalog", help=t("help.plan.opt.no_catalog")),
+        gpu: str = typer.Option(None, "--gpu", help=t("help.plan.opt.gpu")),
+        min_gpus: float = typer.Option(None, "--min-gpus", help=t("help.plan.opt.min_gpus")),
+        interconnect: str = typer.Option(None, "--interconnect", help=t("help.plan.opt.interconnect")),
+        region: str = typer.Option(None, "--region", help=t("help.plan.opt.region")),
+        spot: bool = typer.Option(None, "--spot/--no-spot", help=t("help.plan.opt.spot")),
+        provider: list[str] = typer.Option(None, "--provider", help=t("help.plan.opt.provider")),
+        max_price_usd: float = typer.Option(None, "--max-price-usd", help=t("help.plan.opt.max_price_usd")),
+        deadline_hours: float = typer.Option(None, "--deadline-hours", help=t("help.plan.opt.deadline_hours")),
+        budget_usd: float = typer.Option(None, "--budget-usd", help=t("help.plan.opt.budget_usd")),
+        objective: str = typer.Option("cost", "--objective", help=t("help.plan.opt.objective")),
+        top: int = typer.Option(10, "--top", help=t("help.plan.opt.top")),
         interruption_rate: float = typer.Option(None, "--interruption-rate",
-                                                help="Spot interruptions per node-hour (default by provider kind)."),
-        serving_hours: float = typer.Option(None, "--serving-hours", help="Online serving: hours priced (730)."),
-        gpus: int = typer.Option(None, "--gpus", help="Only this many GPUs, in whole nodes of each offer "
-                                                     "(default: the job's hardware.gpus, else searched)."),
-        nodes: int = typer.Option(None, "--nodes", help="Only this many nodes of each offer."),
-        rate: list[str] = typer.Option(None, "--rate", help="Currency override for quotes, CUR=USD_PER_UNIT."),
-        currency: str = typer.Option(None, "--currency", help=_t("money.opt.currency")),
-        as_json: bool = typer.Option(False, "--json", help="JSON output (same body as POST /api/plan)."),
-        as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
+                                                help=t("help.plan.opt.interruption_rate")),
+        serving_hours: float = typer.Option(None, "--serving-hours", help=t("help.plan.opt.serving_hours")),
+        gpus: int = typer.Option(None, "--gpus", help=t("help.plan.opt.gpus")),
+        nodes: int = typer.Option(None, "--nodes", help=t("help.plan.opt.nodes")),
+        rate: list[str] = typer.Option(None, "--rate", help=t("help.plan.opt.rate")),
+        currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.plan.opt.json")),
+        as_csv: bool = typer.Option(False, "--csv", help=t("help.plan.opt.csv")),
     ) -> None:
         """Rank offers by the total cost and time to finish JOB (lowest hourly price is not the cheapest)."""
         from gpuquote.offers.currency import parse_overrides
@@ -52,7 +51,9 @@ def register(app: typer.Typer) -> None:
                         budget_usd=budget_usd, objective=objective, top=top, interruption_rate=interruption_rate,
                         serving_hours=serving_hours, include_catalog=not no_catalog, rate=rate, gpus=gpus,
                         nodes=nodes)
-        data = in_currency(data, currency, parse_overrides(rate))
+        from gpuquote.i18n import localize
+
+        data = localize(in_currency(data, currency, parse_overrides(rate)))
         if as_json:
             print_json(data)
         elif as_csv:
@@ -129,7 +130,7 @@ def _section_table(c, rows: list[dict], units: list[tuple[str, str]], m):
                        max_width=26 if col == t("col.sku") else 14 if col == t("col.region") else None)
     for i, r in enumerate(rows, 1):
         cells = [str(i), r["gpu_id"], f"{r['gpus']}" + (f"/{r['nodes']}n" if r["nodes"] > 1 else ""),
-                 r["provider"], str(r.get("region") or "?")]
+                 r["provider"], region_label(r.get("region"))]
         cells += [r["sku"]] if wide else []
         cells += [fmt_h(r["time_hours"]), fmt_usd(m.amount(r["total_cost_usd"]))]
         cells += [fmt_unit(m.amount(r.get(key))) for key, _ in units]
@@ -161,7 +162,8 @@ def render(data: dict) -> None:
     what = j["model"] or (f"{j['flops']:.3g} FLOP" if j.get("flops") else "")
     c.print(f"[bold]{t('plan.title')}[/]: {j['kind']} {what} {j.get('method') or ''} {j['precision']} — "
             + t("plan.summary", feasible=data["feasible"], candidates=data["candidates"],
-                configurations=data["configurations"], objective=data["objective"]), soft_wrap=True)
+                configurations=data["configurations"], objective=t("planp.objective." + data["objective"])),
+            soft_wrap=True)
     if data["nothing_fits"]:
         c.print(f"[yellow]{t('plan.nothing_fits')}[/]: {data['nothing_fits']['message']}", soft_wrap=True)
     sections = data.get("sections") or {"on_demand": [r for r in data["rows"] if not r["spot"]],
@@ -191,21 +193,24 @@ def render(data: dict) -> None:
         first = next((s for s in SECTIONS if sections.get(s)), None)
         top = sections[first][0] if first else data["rows"][0]
         label = t("planp.label." + first) if first else ""
-        c.print(f"{label} #1 {top['offer_id']} ({top['sku']}, {top['region']}, {top['bound']}-bound): "
+        c.print(f"{label} #1 {top['offer_id']} ({top['sku']}, {region_label(top['region'])}, "
+                f"{t('planp.bound.' + str(top['bound']))}): "
                 + ", ".join(f"{t('plan.cost.' + k).replace('$', m.symbol.strip())} {fmt_usd(m.amount(v))}"
                             for k, v in top["breakdown"].items() if v and k.endswith("_usd")),
                 soft_wrap=True, markup=False)
         for w in top["warnings"][:8]:
             c.print(f"  ! {w}", soft_wrap=True, markup=False)
     for a in data["upgrade_advice"]:
-        c.print(f"[cyan]{t('plan.upgrade')}[/]: {a['advice']} — {a['gpu']} x{a['gpus']} at {a['provider']}: "
-                f"{a['time_hours']:,.1f} h, {fmt_usd(m.amount(a['total_cost_usd']))} {m.code}", soft_wrap=True)
+        c.print(f"[cyan]{t('plan.upgrade')}[/]: {a['advice']} — "
+                + t("planp.upgrade_line", gpu=a["gpu"], gpus=a["gpus"], provider=a["provider"],
+                    hours=f"{a['time_hours']:,.1f}", cost=fmt_usd(m.amount(a["total_cost_usd"])), code=m.code),
+                soft_wrap=True)
     hs = data.get("host_sizing")
     if hs:
-        c.print(f"{t('plan.host')}: {hs['cpu_cores_per_node']} CPU cores, {hs['ram_gib_per_node']} GiB RAM, "
-                f"{hs['nvme_gb_per_node']:,} GB NVMe"
-                + (f" writing >= {hs['nvme_write_gbs_per_node']} GB/s" if hs.get("nvme_write_gbs_per_node") else "")
-                + f" per node ({hs['gpus_per_node']}x {hs['gpu']})", soft_wrap=True)
+        write = t("planp.host_write", gbs=hs["nvme_write_gbs_per_node"]) if hs.get("nvme_write_gbs_per_node") else ""
+        c.print(f"{t('plan.host')}: " + t("planp.host_line", cores=hs["cpu_cores_per_node"], ram=hs["ram_gib_per_node"],
+                                         nvme=f"{hs['nvme_gb_per_node']:,}", write=write, gpn=hs["gpus_per_node"],
+                                         gpu=hs["gpu"]), soft_wrap=True)
     if data["excluded"]:
         c.print(t("plan.excluded") + ": " + _excluded_line(data), soft_wrap=True, markup=False)
     for e in [e for e in data.get("quote_errors") or [] if e.get("contradicts")]:  # left out: contradicts the catalog

@@ -13,6 +13,8 @@ from gpuquote.i18n import t
 def _fmt(v: object) -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool):
+        return t("probe.m.yes") if v else t("probe.m.no")
     if isinstance(v, dict):
         return ", ".join(f"{k}={_fmt(x)}" for k, x in v.items() if x is not None)
     if isinstance(v, list):
@@ -36,11 +38,11 @@ def _machine_rows(d: dict) -> list[tuple[str, str]]:
                      + (f" ({topo['evidence']})" if topo.get("evidence") else "")))
         p = g0.get("pcie") or {}
         if p.get("gen_max"):
-            rows.append(("PCIe", f"Gen{_fmt(p.get('gen_current'))} x{_fmt(p.get('width_current'))} "
-                         f"(max Gen{_fmt(p.get('gen_max'))} x{_fmt(p.get('width_max'))})"))
+            rows.append(("PCIe", t("probe.m.pcie", gen=_fmt(p.get("gen_current")), width=_fmt(p.get("width_current")),
+                                   gen_max=_fmt(p.get("gen_max")), width_max=_fmt(p.get("width_max")))))
         if g0.get("power_limit_w"):
             rows.append((t("probe.row.power"),
-                         f"{g0['power_limit_w']:g} W (max {_fmt(g0.get('max_power_limit_w'))} W)"))
+                         t("probe.m.power", w=f"{g0['power_limit_w']:g}", max=_fmt(g0.get("max_power_limit_w")))))
         dr = d.get("driver") or {}
         if dr.get("driver_version"):
             rows.append((t("probe.row.driver"), f"{dr['driver_version']} / CUDA {_fmt(dr.get('cuda_version'))}"))
@@ -48,11 +50,11 @@ def _machine_rows(d: dict) -> list[tuple[str, str]]:
         rows.append((t("probe.row.gpus"), t("probe.no_gpu")))
     c = d["cpu"]
     rows.append((t("probe.row.cpu"), f"{_fmt(c.get('sockets'))} x {c.get('model') or '?'}, "
-                 f"{_fmt(c.get('cores'))} cores / {_fmt(c.get('threads'))} threads"))
+                 + t("probe.m.cores", cores=_fmt(c.get("cores")), threads=_fmt(c.get("threads")))))
     rows.append((t("probe.row.ram"), f"{_fmt(d['memory'].get('ram_gib'))} GiB"))
     st = d["storage"]
-    rows.append((t("probe.row.nvme"), f"{st.get('nvme_count', 0)} x NVMe, {_fmt(st.get('nvme_total_tb'))} TB "
-                 f"({_fmt(st.get('nvme_data_tb'))} TB besides the system disk)"))
+    rows.append((t("probe.row.nvme"), t("probe.m.nvme", n=st.get("nvme_count", 0), total=_fmt(st.get("nvme_total_tb")),
+                                       data=_fmt(st.get("nvme_data_tb")))))
     n = d["network"]
     rows.append((t("probe.row.network"), f"{n.get('kind')}, {_fmt(n.get('gbps_per_node'))} Gb/s"))
     bad = [s for s in d["sources"] if s["status"] != "ok"]
@@ -82,19 +84,19 @@ _STYLE = {"confirmed": "green", "differs": "bold red", "unverifiable": "yellow"}
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("probe")
+    @app.command("probe", help=t("help.probe"))
     def probe(
-        quote: Path = typer.Option(None, "--quote", help="Quote file (YAML or CSV) to check this machine against."),
-        quote_id: str = typer.Option(None, "--id", help="Which quote in the file (needed when it holds several)."),
-        bench: bool = typer.Option(False, "--bench", help="Also measure disk, memory and (with PyTorch) GPU speed."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output."),
-        timeout: float = typer.Option(60.0, "--timeout", help="Bound in seconds on all inventory commands together."),
-        bench_seconds: float = typer.Option(120.0, "--bench-seconds", help="Bound in seconds on --bench."),
+        quote: Path = typer.Option(None, "--quote", help=t("help.probe.opt.quote")),
+        quote_id: str = typer.Option(None, "--id", help=t("help.probe.opt.id")),
+        bench: bool = typer.Option(False, "--bench", help=t("help.probe.opt.bench")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.probe.opt.json")),
+        timeout: float = typer.Option(60.0, "--timeout", help=t("help.probe.opt.timeout")),
+        bench_seconds: float = typer.Option(120.0, "--bench-seconds", help=t("help.probe.opt.bench_seconds")),
         bench_dir: Path = typer.Option(None, "--bench-dir",
-                                       help="Where the disk test writes its temporary file (default: $TMPDIR)."),
+                                       help=t("help.probe.opt.bench_dir")),
         recorded: Path = typer.Option(None, "--recorded",
-                                      help="Check outputs recorded on another machine instead of this one."),
-        root: Path = typer.Option(Path("/"), "--root", help="Read proc/ and sys/ below this folder."),
+                                      help=t("help.probe.opt.recorded")),
+        root: Path = typer.Option(Path("/"), "--root", help=t("help.probe.opt.root")),
     ) -> int:
         """What this machine really is (GPUs, links, CPU, RAM, disks, network) and where it differs from a quote.
 

@@ -43,7 +43,7 @@ def rates_text(rates: dict) -> str:
         if cur == "USD":
             continue
         parts.append(f"1 {cur} = {r['usd_per_unit']:.6g} USD ({r['date']})")
-    return ", ".join(parts) or "USD only"
+    return ", ".join(parts) or t("quote.usd_only")
 
 
 def register(app: typer.Typer) -> None:
@@ -52,15 +52,13 @@ def register(app: typer.Typer) -> None:
 
     @quote.command("check", help=t("quote.check.help"))
     def quote_check(
-        file: Path = typer.Argument(..., help="Quote file: .yaml/.yml or .csv (format: docs/quotes.md)."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output (the same body as the web API)."),
+        file: Path = typer.Argument(..., help=t("help.quote.check.opt.file")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.quote.check.opt.json")),
         utilisation: float = typer.Option(1.0, "--utilisation", "-u",
-                                          help="Fraction of the hours the GPUs are busy, (0, 1]; spreads monthly, "
-                                               "term and purchase costs over the hours used."),
-        rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT, e.g. "
-                                       "CNY=0.14 (repeatable)."),
+                                          help=t("help.quote.check.opt.utilisation")),
+        rate: list[str] = typer.Option(None, "--rate", help=t("help.quote.check.opt.rate")),
         currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
-        verbose: bool = typer.Option(False, "--verbose", "-v", help="Every bad quote on stderr, not the first 10."),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help=t("help.quote.check.opt.verbose")),
     ) -> None:
         from gpuquote.i18n import localize
         from gpuquote.offers.currency import parse_overrides

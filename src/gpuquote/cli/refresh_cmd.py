@@ -60,16 +60,13 @@ def print_results(results: list[dict]) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("refresh")
+    @app.command("refresh", help=t("help.refresh"))
     def refresh(
-        source: list[str] = typer.Option(None, "--source", "-s", help="Source to refresh (repeatable); default: all "
-                                         "(those needing a missing API key are skipped)."),
-        from_archive: bool = typer.Option(False, "--from-archive", help="Re-parse the latest archived raw response "
-                                          "instead of fetching."),
-        force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
-        watch: bool = typer.Option(True, "--watch/--no-watch", help="Run `gpuquote watch run` after a good "
-                                   "snapshot (default on)."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output."),
+        source: list[str] = typer.Option(None, "--source", "-s", help=t("help.refresh.opt.source")),
+        from_archive: bool = typer.Option(False, "--from-archive", help=t("help.refresh.opt.from_archive")),
+        force: bool = typer.Option(False, "--force", help=t("help.refresh.opt.force")),
+        watch: bool = typer.Option(True, "--watch/--no-watch", help=t("help.refresh.opt.watch")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.refresh.opt.json")),
     ) -> None:
         """Pull live offers: one transaction per source, every snapshot kept, raw responses archived."""
         from gpuquote.service.refresh import refresh as do_refresh
@@ -94,10 +91,10 @@ def register(app: typer.Typer) -> None:
         code = _problems(results)
         raise typer.Exit(code or (1 if watched and watched["failed"] else 0))
 
-    @app.command("reparse")
-    def reparse(snapshot_id: int = typer.Argument(..., help="Snapshot id (see `gpuquote snapshots`)."),
-                force: bool = typer.Option(False, "--force", help="Publish even if the integrity checks refuse it."),
-                as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    @app.command("reparse", help=t("help.refresh.reparse"))
+    def reparse(snapshot_id: int = typer.Argument(..., help=t("help.refresh.reparse.opt.snapshot_id")),
+                force: bool = typer.Option(False, "--force", help=t("help.refresh.reparse.opt.force")),
+                as_json: bool = typer.Option(False, "--json", help=t("help.refresh.reparse.opt.json"))) -> None:
         """Re-run the parser on a snapshot's archived raw responses; stores a new snapshot."""
         from gpuquote.service.refresh import reparse as do_reparse
 
@@ -108,12 +105,13 @@ def register(app: typer.Typer) -> None:
             print_results(res["results"])
         raise typer.Exit(_problems(res["results"]))
 
-    @app.command("history")
-    def history(gpu: str = typer.Option(..., "--gpu", help="GPU id or alias; a family covers its SKUs."),
-                provider: list[str] = typer.Option(None, "--provider", "-p", help="Provider(s), repeatable."),
-                since: str = typer.Option(None, "--since", help="YYYY-MM-DD, or Nd for the last N days."),
-                spot: bool = typer.Option(False, "--spot", help="Spot/interruptible prices instead of on-demand."),
-                as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    @app.command("history", help=t("help.refresh.history"))
+    def history(gpu: str = typer.Option(..., "--gpu", help=t("help.refresh.history.opt.gpu")),
+                provider: list[str] = typer.Option(None, "--provider", "-p",
+                                                    help=t("help.refresh.history.opt.provider")),
+                since: str = typer.Option(None, "--since", help=t("help.refresh.history.opt.since")),
+                spot: bool = typer.Option(False, "--spot", help=t("help.refresh.history.opt.spot")),
+                as_json: bool = typer.Option(False, "--json", help=t("help.refresh.history.opt.json"))) -> None:
         """Price over time: min / median / max USD per GPU-hour per day and provider."""
         from gpuquote.service.refresh import history as do_history
 
@@ -136,10 +134,10 @@ def register(app: typer.Typer) -> None:
                         str(r["offers"]), str(r["snapshots"]))
         console().print(tbl)
 
-    @app.command("snapshots")
-    def snapshots(source: str = typer.Option(None, "--source", "-s", help="Only this source."),
-                  limit: int = typer.Option(50, "--limit", min=1, help="Newest N."),
-                  as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    @app.command("snapshots", help=t("help.refresh.snapshots"))
+    def snapshots(source: str = typer.Option(None, "--source", "-s", help=t("help.refresh.snapshots.opt.source")),
+                  limit: int = typer.Option(50, "--limit", min=1, help=t("help.refresh.snapshots.opt.limit")),
+                  as_json: bool = typer.Option(False, "--json", help=t("help.refresh.snapshots.opt.json"))) -> None:
         """Stored snapshots (newest first): status, refusal reason, whether current, freshness."""
         from gpuquote.service.refresh import snapshots as do_snapshots
 
@@ -157,8 +155,8 @@ def register(app: typer.Typer) -> None:
                         s["freshness"], str(s["offers"]), s["reason"] or "")
         console().print(tbl)
 
-    @app.command("sources")
-    def sources(as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    @app.command("sources", help=t("help.refresh.sources"))
+    def sources(as_json: bool = typer.Option(False, "--json", help=t("help.refresh.sources.opt.json"))) -> None:
         """Registered live sources: endpoint, API key variable (set or not), current snapshot and its age."""
         from gpuquote.service.refresh import sources_status
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import typer
 
+from gpuquote.i18n import t
+
 
 def register(app: typer.Typer) -> None:
-    @app.command("serve")
+    @app.command("serve", help=t("help.serve"))
     def serve(
-        host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; 127.0.0.1 (this machine only) unless "
-                                 "you mean to expose it (then put a reverse proxy in front: docs/deploy.md)."),
-        port: int = typer.Option(8000, "--port", help="TCP port; 0 picks a free one."),
-        workers: int = typer.Option(1, "--workers", help="Worker processes (use PostgreSQL via GPUQUOTE_DB for a "
-                                    "shared store)."),
-        log_level: str = typer.Option("info", "--log-level", help="critical | error | warning | info | debug"),
+        host: str = typer.Option("127.0.0.1", "--host", help=t("help.serve.opt.host")),
+        port: int = typer.Option(8000, "--port", help=t("help.serve.opt.port")),
+        workers: int = typer.Option(1, "--workers", help=t("help.serve.opt.workers")),
+        log_level: str = typer.Option("info", "--log-level", help=t("help.serve.opt.log_level")),
     ) -> None:
         """Serve the web page and the JSON API (/api/..., OpenAPI at /openapi.json)."""
         from gpuquote.errors import BadInput
@@ -24,7 +24,8 @@ def register(app: typer.Typer) -> None:
             raise BadInput(f"--workers: must be 1..64, got {workers}", field="workers")
         levels = ("critical", "error", "warning", "info", "debug")
         if log_level not in levels:
-            raise BadInput(f"--log-level: '{log_level}' is not one of {', '.join(levels)}", field="log_level",
+            raise BadInput(t("err.not_one_of", field="--log-level",
+                             value=log_level, accepted=", ".join(levels)), field="log_level",
                            accepted=list(levels))
         try:
             import uvicorn

@@ -13,12 +13,12 @@ from gpuquote.i18n import t
 def register(app: typer.Typer) -> None:
     @app.command("tco", help=t("tco.help"))
     def tco_cmd(
-        file: Path = typer.Argument(..., help="Quote file (.yaml or .csv) holding the purchase and rental quotes."),
-        buy: list[str] = typer.Option(None, "--buy", help="Id of a purchase quote (repeatable; default: all)."),
-        rent: list[str] = typer.Option(None, "--rent", help="Id of a rental quote (repeatable; default: all)."),
-        utilisation: float = typer.Option(1.0, "--utilisation", "-u", help="Fraction of hours used, (0, 1]."),
-        rate: list[str] = typer.Option(None, "--rate", help="Override a currency rate: CUR=USD_PER_UNIT."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output (the same body as the web API)."),
+        file: Path = typer.Argument(..., help=t("help.tco.opt.file")),
+        buy: list[str] = typer.Option(None, "--buy", help=t("help.tco.opt.buy")),
+        rent: list[str] = typer.Option(None, "--rent", help=t("help.tco.opt.rent")),
+        utilisation: float = typer.Option(1.0, "--utilisation", "-u", help=t("help.tco.opt.utilisation")),
+        rate: list[str] = typer.Option(None, "--rate", help=t("help.tco.opt.rate")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.tco.opt.json")),
         currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
     ) -> None:
         from gpuquote.cli.common import currency_note

@@ -16,22 +16,20 @@ def register(app: typer.Typer) -> None:
 
     @watch.command("add", help=t("watch.add.help"))
     def add(
-        name: str = typer.Argument(..., help="A name for the rule (letters, digits, . _ -)."),
-        offers: bool = typer.Option(False, "--offers", help="Watch offers matching the filters below."),
-        plan: str = typer.Option(None, "--plan", help="Watch this job's best total cost (a job file)."),
-        gpu: str = typer.Option(None, "--gpu", help="Filter: GPU id or alias; a family matches its SKUs."),
-        min_gpus: float = typer.Option(None, "--min-gpus", help="Filter: at least this many GPUs per offer."),
-        interconnect: str = typer.Option(None, "--interconnect", help="Filter: nvswitch | nvlink | pcie"),
-        region: str = typer.Option(None, "--region", help="Filter: region id or prefix."),
-        spot: bool = typer.Option(None, "--spot/--no-spot", help="Filter: only spot / only on-demand."),
-        provider: list[str] = typer.Option(None, "--provider", help="Filter: provider id(s)."),
-        below: float = typer.Option(None, "--below", help="Threshold: per GPU-hour (--offers) or the job's total "
-                                    "cost (--plan), in --currency."),
-        currency: str = typer.Option("USD", "--currency", help="Currency of --below (dated rates)."),
-        notify: str = typer.Option("stdout", "--notify", help="webhook:URL | email:ADDR | stdout"),
-        available: bool = typer.Option(False, "--available", help="--offers: only offers reported available "
-                                       "(vast, RunPod, Shadeform): notify when one is available again."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output (same body as POST /api/watches)."),
+        name: str = typer.Argument(..., help=t("help.watch.add.opt.name")),
+        offers: bool = typer.Option(False, "--offers", help=t("help.watch.add.opt.offers")),
+        plan: str = typer.Option(None, "--plan", help=t("help.watch.add.opt.plan")),
+        gpu: str = typer.Option(None, "--gpu", help=t("help.watch.add.opt.gpu")),
+        min_gpus: float = typer.Option(None, "--min-gpus", help=t("help.watch.add.opt.min_gpus")),
+        interconnect: str = typer.Option(None, "--interconnect", help=t("help.watch.add.opt.interconnect")),
+        region: str = typer.Option(None, "--region", help=t("help.watch.add.opt.region")),
+        spot: bool = typer.Option(None, "--spot/--no-spot", help=t("help.watch.add.opt.spot")),
+        provider: list[str] = typer.Option(None, "--provider", help=t("help.watch.add.opt.provider")),
+        below: float = typer.Option(None, "--below", help=t("help.watch.add.opt.below")),
+        currency: str = typer.Option("USD", "--currency", help=t("help.watch.add.opt.currency")),
+        notify: str = typer.Option("stdout", "--notify", help=t("help.watch.add.opt.notify")),
+        available: bool = typer.Option(False, "--available", help=t("help.watch.add.opt.available")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.watch.add.opt.json")),
     ) -> None:
         from gpuquote.service.watch import add_watch
 
@@ -52,7 +50,7 @@ def register(app: typer.Typer) -> None:
         console().print(line, markup=False)
 
     @watch.command("list", help=t("watch.list.help"))
-    def list_(as_json: bool = typer.Option(False, "--json", help="JSON output (same body as GET /api/watches).")):
+    def list_(as_json: bool = typer.Option(False, "--json", help=t("help.watch.list.opt.json"))):
         from gpuquote.service.watch import list_watches
 
         data = list_watches()
@@ -77,8 +75,8 @@ def register(app: typer.Typer) -> None:
         console().print(tbl)
 
     @watch.command("remove", help=t("watch.remove.help"))
-    def remove(name: str = typer.Argument(..., help="The rule's name (see `gpuquote watch list`)."),
-               as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    def remove(name: str = typer.Argument(..., help=t("help.watch.remove.opt.name")),
+               as_json: bool = typer.Option(False, "--json", help=t("help.watch.remove.opt.json"))) -> None:
         from gpuquote.service.watch import remove_watch
 
         data = remove_watch(name)
@@ -88,8 +86,8 @@ def register(app: typer.Typer) -> None:
         console().print(t("watch.removed", name=name), markup=False)
 
     @watch.command("run", help=t("watch.run.help"))
-    def run(names: list[str] = typer.Argument(None, help="Only these rules (default: all)."),
-            as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    def run(names: list[str] = typer.Argument(None, help=t("help.watch.run.opt.names")),
+            as_json: bool = typer.Option(False, "--json", help=t("help.watch.run.opt.json"))) -> None:
         from gpuquote.service.watch import run_watches
 
         data = run_watches(names or None)
@@ -100,9 +98,9 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(1 if data["failed"] else 0)
 
     @watch.command("history", help=t("watch.history.help"))
-    def history(name: str = typer.Argument(..., help="The rule's name."),
-                limit: int = typer.Option(20, "--limit", min=1, help="Newest N events."),
-                as_json: bool = typer.Option(False, "--json", help="JSON output.")) -> None:
+    def history(name: str = typer.Argument(..., help=t("help.watch.history.opt.name")),
+                limit: int = typer.Option(20, "--limit", min=1, help=t("help.watch.history.opt.limit")),
+                as_json: bool = typer.Option(False, "--json", help=t("help.watch.history.opt.json"))) -> None:
         from gpuquote.service.watch import history as do_history
 
         data = do_history(name, limit)

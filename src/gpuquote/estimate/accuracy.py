@@ -15,6 +15,7 @@ import math
 from functools import lru_cache
 
 from gpuquote.config import DATA_DIR
+from gpuquote.i18n import Msg
 
 #: Categories whose error is a time / throughput error (memory and KV-capacity cases are not).
 TIME_CATEGORIES = (
@@ -79,19 +80,16 @@ def band(family: str, gpu: str, kind: str, interconnect: str) -> dict:
     exact = [c for c in pool if c["gpu_family"] == family and c["interconnect"] == interconnect]
     same = [c for c in pool if c["gpu_family"] == family]
     if len(exact) >= 2:
-        chosen, basis = exact, f"{len(exact)} published {kind} cases on {family} over {interconnect}"
+        chosen, basis = exact, Msg("est.acc.exact", n=len(exact), kind=kind, family=family, ic=interconnect)
         pct, measured = _p80([err(c) for c in chosen]), True
     elif same:
         chosen = same
-        basis = f"{len(same)} published {kind} cases on {family} (other interconnects than {interconnect})"
+        basis = Msg("est.acc.family", n=len(same), kind=kind, family=family, ic=interconnect)
         pct, measured = _p80([err(c) for c in chosen]), True
     else:
         chosen = pool
         pct = max(NO_CASE_FLOOR_PCT, 2.0 * _p80([err(c) for c in pool])) if pool else 100.0
-        basis = (
-            f"no published measurement for {gpu} {kind}: band is twice the 80th-percentile error of "
-            f"{len(pool)} {kind} cases on other GPUs"
-        )
+        basis = Msg("est.acc.none", gpu=gpu, kind=kind, n=len(pool))
         measured = False
     return {
         "band_pct": round(max(MIN_BAND_PCT, pct), 0),

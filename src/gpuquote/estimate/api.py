@@ -37,6 +37,7 @@ from gpuquote.estimate.serving import (
 )
 from gpuquote.estimate.setup import GIB, Machine, check_precision
 from gpuquote.hardware import GPU, get_gpu
+from gpuquote.i18n import Msg
 from gpuquote.models import Architecture
 
 DEFAULT_GPU = "a100-80gb-sxm4"
@@ -124,16 +125,14 @@ def _machine(job: Job, hw: Hardware, gpu: GPU, n: int, notes: list[str]) -> Mach
     if gpn is None:
         gpn = 8 if gpu.form_factor in ("sxm", "oam") else min(8, n)
         if n > 1:
-            notes.append(f"hardware.gpus_per_node = {gpn} (not given)")
+            notes.append(Msg("est.a.not_given", name="hardware.gpus_per_node", value=gpn))
     gpn = max(1, min(gpn, n)) if n < gpn else gpn
     intra = hw.intra_node
     if intra in (None, "unknown") or (intra == "none" and n > 1):
         guess = ("nvswitch" if gpn >= 4 else "nvlink") if gpu.form_factor in ("sxm", "oam", "other") else "pcie"
         if n > 1:
-            notes.append(
-                f"hardware.intra_node = {guess} ({'not given' if intra is None else intra}; "
-                f"usual for a {gpu.form_factor.upper()} {gpu.id} node)"
-            )
+            notes.append(Msg("est.a.intra_guess", guess=guess, stated=Msg("est.a.not_given_word") if intra is None
+                             else intra, form=gpu.form_factor.upper(), gpu=gpu.id))
         intra = guess
     inter = hw.inter_node
     kind = inter.kind if inter else "unknown"
@@ -149,11 +148,9 @@ def _machine(job: Job, hw: Hardware, gpu: GPU, n: int, notes: list[str]) -> Mach
             if kind == "unknown":
                 kind = "ethernet"
         if nodes > 1:
-            notes.append(f"hardware.inter_node = {kind} {gbps:.0f} Gb/s per node (not given)")
+            notes.append(Msg("est.a.inter_guess", kind=kind, gbps=f"{gbps:.0f}"))
     elif kind == "unknown" and nodes > 1:
-        notes.append(
-            f"hardware.inter_node.kind unknown: network efficiency {K.net_efficiency['unknown']} assumed"
-        )
+        notes.append(Msg("est.a.net_eff_unknown", eff=K.net_efficiency["unknown"]))
     return Machine(
         gpu=gpu,
         gpus=n,
@@ -167,7 +164,7 @@ def _machine(job: Job, hw: Hardware, gpu: GPU, n: int, notes: list[str]) -> Mach
 
 def _resolve_gpu(hw: Hardware, notes: list[str]) -> GPU:
     if hw.gpu is None:
-        notes.append(f"hardware.gpu = {DEFAULT_GPU} (not given)")
+        notes.append(Msg("est.a.not_given", name="hardware.gpu", value=DEFAULT_GPU))
         return get_gpu(DEFAULT_GPU)
     return get_gpu(hw.gpu)
 
@@ -177,19 +174,19 @@ def _defaults(job: Job, notes: list[str]) -> None:
 
     def note(name: str, value: Any, why: str = "default") -> None:
         if not job.is_set(name):
-            notes.append(f"{name} = {value} ({why})")
+            notes.append(Msg("est.a.value", name=name, value=value, why=Msg("est.why." + why)))
 
     if job.kind == "train":
         note("method", job.method)
         note("precision", job.precision)
         if job.method in ("pretrain", "full"):
-            note("optimizer", job.optimizer, "default; mixed-precision AdamW is 16 bytes/param")
+            note("optimizer", job.optimizer, "optimizer")
         else:
-            note("lora_rank", job.lora_rank, "default; adapters on all attention and MLP projections")
-        note("seq_len", default_seq_len(job), "default: 2048 for pretraining, 512 for fine-tuning samples")
+            note("lora_rank", job.lora_rank, "lora_rank")
+        note("seq_len", default_seq_len(job), "seq_len")
         note("flash_attention", job.flash_attention)
         if job.global_batch_tokens is None:
-            notes.append("global_batch_tokens not given: no gradient accumulation (one micro-batch per step)")
+            notes.append(Msg("est.a.no_global_batch"))
     elif job.kind == "infer":
         note("precision", job.precision)
         note("prompt_tokens", job.prompt_tokens)
@@ -197,17 +194,10 @@ def _defaults(job: Job, notes: list[str]) -> None:
         note("gpu_memory_utilization", job.gpu_memory_utilization)
         if job.engine is None:
             eff = K.engine_efficiency
-            notes.append(
-                f"engine = {DEFAULT_ENGINE} (default: the inference constants are fitted on TensorRT-LLM "
-                "and gpt-fast runs; state `engine:` for others: "
-                + ", ".join(f"{e} x{eff[e]:g}" for e in ENGINES if e != DEFAULT_ENGINE)
-                + ")"
-            )
+            notes.append(Msg("est.a.engine", engine=DEFAULT_ENGINE,
+                             others=", ".join(f"{e} x{eff[e]:g}" for e in ENGINES if e != DEFAULT_ENGINE)))
         if job.kv_cache_precision is None:
-            notes.append(
-                f"kv_cache_precision = {_kv_precision(job)} "
-                "(default: follows the weights; FP8 models keep an FP8 KV cache)"
-            )
+            notes.append(Msg("est.a.kv_precision", precision=_kv_precision(job)))
 
 
 def checkpoint_bytes(job: Job | dict | str) -> float:
@@ -318,17 +308,14 @@ def clear_caches() -> None:
 def _compute(job: Job, hw: Hardware, g: GPU, notes: list[str]) -> EstimateResult:
     n = hw.gpus or 1
     if hw.gpus is None:
-        notes.append("hardware.gpus = 1 (not given)")
+        notes.append(Msg("est.a.not_given", name="hardware.gpus", value=1))
     m = _machine(job, hw, g, n, [])
     peak = check_precision(g, job.precision)
     if job.efficiency is not None:
         eff = job.efficiency
     else:
         eff = efficiency(m, job.precision)
-        notes.append(
-            f"efficiency = {eff:.2f} (transformer-training rule for {g.id} {job.precision}; "
-            "state `efficiency:` for other workloads)"
-        )
+        notes.append(Msg("est.a.efficiency", eff=f"{eff:.2f}", gpu=g.id, precision=job.precision))
     rate = n * peak * eff
     t = job.flops / rate
     mem = Memory(overhead=K.cuda_context_gib * GIB)
@@ -375,24 +362,17 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         n = hw.gpus
     else:
         if mg is None:
-            raise BadInput(f"gpus: the job fits on no count of {g.id} up to {MAX_GPUS} GPUs", field="gpus")
+            raise BadInput(Msg("err.est.no_fit", gpu=g.id, max=MAX_GPUS), field="gpus")
         n = mg
-        notes.append(
-            f"hardware.gpus = {n} (not given: the smallest count that fits"
-            + (" and serves requests_per_s within the limits)" if job.requests_per_s else ")")
-        )
+        notes.append(Msg("est.a.gpus_smallest_serving" if job.requests_per_s else "est.a.gpus_smallest", n=n))
     m = _machine(job, hw, g, n, notes)
     tp, pp = _infer_parallel(job, a, m)
     if not job.is_set("tensor_parallel"):
-        why = (
-            "the TP whose replicas meet requests_per_s and the TTFT/TPOT limits on the fewest GPUs"
-            if _serving(job)
-            else "smallest that holds the weights"
-        )
-        notes.append(f"tensor_parallel = {tp} (chosen: {why})")
+        why = Msg("est.why.tp_serving") if _serving(job) else Msg("est.why.tp_weights")
+        notes.append(Msg("est.a.chosen", name="tensor_parallel", value=tp, why=why))
     if tp * pp > n:
         raise BadInput(
-            f"gpus: tensor_parallel x pipeline_parallel = {tp * pp} exceeds gpus = {n}", field="gpus"
+            Msg("err.est.tp_pp", tp_pp=tp * pp, n=n), field="gpus"
         )
     replicas = n // (tp * pp)
     kv_prec = _kv_precision(job)
@@ -403,18 +383,14 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
     cap_seqs = max_sequences(max_kv_tokens, job.prompt_tokens, job.output_tokens, job.samples_per_prompt)
     if job.max_model_len and job.max_model_len < job.prompt_tokens + job.output_tokens:
         raise BadInput(
-            f"max_model_len: {job.max_model_len} is below prompt_tokens + output_tokens "
-            f"({job.prompt_tokens + job.output_tokens})",
+            Msg("err.est.max_model_len", len=job.max_model_len, need=job.prompt_tokens + job.output_tokens),
             field="max_model_len",
         )
     samples = job.samples_per_prompt
     batch = job.batch
     if batch is None and job.requests_per_s is None:
         batch = "max" if job.total_requests else 1
-        notes.append(
-            f"batch = {batch} (not given: "
-            + ("offline run fills the KV cache)" if batch == "max" else "one request at a time)")
-        )
+        notes.append(Msg("est.a.batch_max" if batch == "max" else "est.a.batch_one", batch=batch))
     if job.requests_per_s is not None and batch is None:
         perf = online(
             im,
@@ -439,7 +415,7 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         t_h = job.total_requests * samples * job.output_tokens / tps / 3600 if tps else math.inf
     elif mode == "online":
         t_h = 1.0
-        notes.append("time_hours = 1 hour of serving at requests_per_s (total_requests not given)")
+        notes.append(Msg("est.a.serving_hour"))
     else:
         t_h = prompts * replicas * samples * job.output_tokens / tps / 3600 if tps else math.inf
     peak = check_precision(g, job.precision)
@@ -454,13 +430,11 @@ def _infer(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) ->
         job.requests_per_s is not None
         and perf.tokens_per_s * replicas < 0.999 * job.requests_per_s * job.output_tokens * samples
     ):
-        notes.append(
-            f"saturated: {n} GPUs serve {tps / job.output_tokens / samples:.3g} of the "
-            f"{job.requests_per_s:g} requests/s"
-        )
-    notes.append(f"layout: TP{tp} PP{pp} x {replicas} replica(s); KV cache {kv_prec}")
+        notes.append(Msg("est.a.saturated", n=n, served=f"{tps / job.output_tokens / samples:.3g}",
+                         rps=f"{job.requests_per_s:g}"))
+    notes.append(Msg("est.a.infer_layout", tp=tp, pp=pp, replicas=replicas, kv=kv_prec))
     if hw.cpu_cores_per_gpu is None and n > 0 and mode == "online":
-        notes.append("hardware.cpu_cores_per_gpu unknown: tokenisation/scheduling assumed not limiting")
+        notes.append(Msg("est.a.cpu_unknown"))
     return EstimateResult(
         kind="infer",
         gpu=g.id,

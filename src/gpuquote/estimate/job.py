@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware.interconnect import INTER_NODE_KINDS, INTRA_NODE
+from gpuquote.i18n import Msg, Text
 from gpuquote.models import Architecture, architecture_from_dict, get_model
 
 Kind = Literal["train", "infer", "compute"]
@@ -197,16 +198,41 @@ def _one_line(e: ValidationError) -> BadInput:
         accepted = [
             a.strip(" '") for a in str(ctx["expected"]).replace(" or ", ",").split(",") if a.strip(" '")
         ]
-    msg = err["msg"]
+    msg = pydantic_message(err)
     if err["type"] == "extra_forbidden":
         fields = [*Job.model_fields.keys(), "architecture"]
         fields.remove("arch")
-        return BadInput(f"{loc}: unknown field; accepted: {', '.join(fields)}", field=loc, accepted=fields)
+        return BadInput(Msg("err.job.unknown_field", field=loc, accepted=", ".join(fields)), field=loc,
+                        accepted=fields)
     if "literal" in err["type"] and accepted:
-        msg = f"got {_short(err.get('input'))}; accepted: {', '.join(accepted)}"
+        msg = Msg("err.pyd.got_accepted", got=_short(err.get("input")), accepted=", ".join(accepted))
     elif "input" in err and err["type"] not in ("missing",):
-        msg = f"{msg} (got {_short(err['input'])})"
-    return BadInput(f"{loc}: {msg}", field=loc, accepted=accepted)
+        msg = msg + Msg("err.pyd.got", got=_short(err["input"]))
+    return BadInput(Text(f"{loc}: ", msg), field=loc, accepted=accepted)
+
+
+#: pydantic error types shown from the catalogs (err.pyd.<type>), with the context values they name.
+PYDANTIC_TYPES = ("missing", "greater_than", "greater_than_equal", "less_than", "less_than_equal", "float_parsing",
+                  "float_type", "int_parsing", "int_type", "int_from_float", "bool_parsing", "bool_type", "string_type",
+                  "dict_type", "list_type", "finite_number")
+
+
+def pydantic_message(err: dict) -> str:
+    """pydantic's English message for one error as a catalog sentence (err.pyd.<type>), so it reads in the
+    reader's language; an error type the catalogs do not know keeps pydantic's own words."""
+    if err.get("type") not in PYDANTIC_TYPES:
+        return str(err.get("msg", ""))
+    ctx = {k: (str(int(v)) if v.is_integer() else f"{v:g}") if isinstance(v, float) else v
+           for k, v in (err.get("ctx") or {}).items() if isinstance(v, int | float | str)}
+    raw = {k: v for k, v in (err.get("ctx") or {}).items() if isinstance(v, int | float | str)}
+    for params in (ctx, raw):  # pydantic writes 0.0 as '0' and 1e16 as '10000000000000000'
+        try:
+            m = Msg("err.pyd." + err["type"], **params)
+        except (KeyError, IndexError):
+            break
+        if m == err.get("msg"):
+            return m
+    return str(err.get("msg", ""))
 
 
 def load_job(src: str | Path | dict | Job, **overrides: Any) -> Job:
@@ -221,16 +247,16 @@ def load_job(src: str | Path | dict | Job, **overrides: Any) -> Job:
     else:
         p = Path(src)
         if not p.exists():
-            raise BadInput(f"job: file not found: {p}", field="job")
+            raise BadInput(Msg("err.job.not_found", path=str(p)), field="job")
         from gpuquote.safeload import load_yaml
 
         try:
             raw = p.read_bytes()
         except OSError as e:
-            raise BadInput(f"job: cannot read {p} ({type(e).__name__})", field="job") from None
+            raise BadInput(Msg("err.job.cannot_read", path=str(p), error=type(e).__name__), field="job") from None
         data = load_yaml(raw, "job")
         if not isinstance(data, dict):
-            raise BadInput("job: the file must hold a mapping of job fields", field="job")
+            raise BadInput(Msg("err.job.not_mapping"), field="job")
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         return Job.model_validate(data)

@@ -8,6 +8,7 @@ from gpuquote.errors import BadInput
 from gpuquote.estimate.constants import K
 from gpuquote.hardware import GPU
 from gpuquote.hardware.interconnect import PCIE_EFFECTIVE_GBS
+from gpuquote.i18n import Msg
 
 GIB = float(1 << 30)
 
@@ -140,8 +141,7 @@ def check_precision(gpu: GPU, precision: str) -> float:
     p = precision.lower()
     if p == "fp8" and not gpu.has_fp8:
         raise BadInput(
-            f"precision: fp8 needs FP8 tensor cores (NVIDIA Hopper H100/H200, Ada L4/L40S, Blackwell; "
-            f"AMD MI300); {gpu.id} ({gpu.architecture}) has none; use bf16 or fp16",
+            Msg("err.precision.fp8", gpu=gpu.id, arch=gpu.architecture),
             field="precision",
             accepted=["fp32", "tf32", "bf16", "fp16"],
         )
@@ -156,7 +156,7 @@ def check_precision(gpu: GPU, precision: str) -> float:
     if not peak:
         have = [q for q in ("fp32", "tf32", "bf16", "fp16", "fp8") if gpu.peak_tflops(q)]
         raise BadInput(
-            f"precision: {gpu.id} has no {p} throughput in the catalog; accepted: {', '.join(have)}",
+            Msg("err.precision.none", gpu=gpu.id, precision=p, have=", ".join(have)),
             field="precision",
             accepted=have,
         )

@@ -22,6 +22,7 @@ from gpuquote.estimate.search import LAYOUT_FIELDS, MAX_GPUS, best_train_layout
 from gpuquote.estimate.setup import Layout, Machine
 from gpuquote.estimate.training import TrainPerf
 from gpuquote.hardware import GPU
+from gpuquote.i18n import Msg
 from gpuquote.models import Architecture
 
 Search = tuple[Layout, Memory, TrainPerf | None, bool]
@@ -90,13 +91,12 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
     else:
         if mg is None:
             raise BadInput(
-                f"gpus: the job fits on no count of {g.id} up to {MAX_GPUS} GPUs; use a larger GPU, "
-                "sharding (zero3/fsdp/hsdp), offload, LoRA/QLoRA or activation checkpointing",
+                Msg("err.est.no_fit_train", gpu=g.id, max=MAX_GPUS),
                 field="gpus",
             )
         gpn = hw.gpus_per_node or 8
         n = mg if mg <= gpn else -(-mg // gpn) * gpn
-        notes.append(f"hardware.gpus = {n} (not given: the smallest count that fits)")
+        notes.append(Msg("est.a.gpus_smallest", n=n))
     m = api._machine(job, hw, g, n, [])
     ends: tuple[tuple[Machine, Search], tuple[Machine, Search]] | None = None
     if m.nodes > 1 and network_unknown(hw):
@@ -110,7 +110,7 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
         shape: list[str] = []
         api._machine(job, hw, g, n, shape)  # its notes on the node shape and links not given
         notes += [x for x in shape if not x.startswith("hardware.inter_node")]
-        notes.append(f"hardware.inter_node = {_net_words(m)} (not given; the range below covers both ends)")
+        notes.append(Msg("est.a.inter_range", net=_net_words(m)))
     else:
         m = api._machine(job, hw, g, n, notes)
         lay, mem, perf, fits = best_train_layout(job, a, m)
@@ -122,43 +122,33 @@ def train(job: Job, hw: Hardware, g: GPU, a: Architecture, notes: list[str]) -> 
         ("micro_batch", lay.micro_batch),
     ):
         if not job.is_set(name):
-            notes.append(f"{name} = {val} (chosen: {'fastest layout that fits' if fits else 'least memory'})")
+            notes.append(Msg("est.a.chosen", name=name, value=val,
+                             why=Msg("est.why.fastest" if fits else "est.why.least_memory")))
     if job.tokens is None:
         tokens = 20.0 * a.total_params if job.method == "pretrain" else 1e8
-        why = (
-            "20 tokens/param (Chinchilla) for pretraining"
-            if job.method == "pretrain"
-            else "100M for fine-tuning"
-        )
-        notes.append(f"tokens = {tokens:.3g} (not given: {why})")
+        why = Msg("est.why.chinchilla") if job.method == "pretrain" else Msg("est.why.finetune_tokens")
+        notes.append(Msg("est.a.tokens", tokens=f"{tokens:.3g}", why=why))
     else:
         tokens = job.tokens
     goodput = job.goodput if job.goodput is not None else K.goodput
     if job.goodput is None:
-        notes.append(
-            f"goodput = {goodput} (fitted: restarts, evaluation, checkpoint stalls; time and GPU-hours "
-            "are divided by it)"
-        )
+        notes.append(Msg("est.a.goodput", goodput=goodput))
     if perf is None:
         tps, mfu, bound = 0.0, 0.0, "memory"
     else:
         tps, mfu, bound = perf.tokens_per_s, perf.mfu, perf.bound
     t_h = _hours(tokens, perf, goodput)
-    notes.append(f"layout: {lay.describe()}")
+    notes.append(Msg("est.a.layout", layout=lay.describe()))
     extra: dict[str, Any] = {}
     if ends is not None:
         (m_low, (l_lay, _, l_perf, _)), (m_high, (h_lay, _, h_perf, _)) = ends
         l_h, h_h = _hours(tokens, l_perf, goodput), _hours(tokens, h_perf, goodput)
         extra["time_hours_range"] = [api._r(min(l_h, h_h), 6), api._r(max(l_h, h_h), 6)]
         extra["time_hours_range_layouts"] = [l_lay.to_dict(), h_lay.to_dict()]
-        notes.append(
-            f"inter-node network not stated: {l_h:,.1f} h on an RDMA fabric ({_net_words(m_low)}, "
-            f"{l_lay.short()}) to {h_h:,.1f} h on {_net_words(m_high)} ({h_lay.short()}); time_hours "
-            f"assumes {_net_words(m)}, `plan` ranks on the high end. Ask the vendor for the inter-node "
-            "fabric (InfiniBand/RoCE/Ethernet) and its Gb/s per node"
-        )
+        notes.append(Msg("est.a.net_range", low=f"{l_h:,.1f}", low_net=_net_words(m_low), low_lay=l_lay.short(),
+                         high=f"{h_h:,.1f}", high_net=_net_words(m_high), high_lay=h_lay.short(), net=_net_words(m)))
     if hw.nvme_write_gbs is None and job.method in ("pretrain", "full"):
-        notes.append("checkpoint write time not counted (hardware.nvme_write_gbs unknown)")
+        notes.append(Msg("est.a.ckpt_not_counted"))
     if perf is not None:
         extra["step"] = {
             "seconds": api._r(perf.t_step, 4),

@@ -18,6 +18,7 @@ from functools import lru_cache
 from gpuquote.config import DATA_DIR
 from gpuquote.errors import BadInput
 from gpuquote.hardware.specs import GPU, load_gpus
+from gpuquote.i18n import Msg
 
 _STRIP_WORDS = re.compile(r"\b(nvidia|tesla|geforce|amd|instinct|intel|habana|google)\b")
 _IGNORABLE = ("generation", "tensorcore", "edition", "gpu", "gpus", "card", "module")
@@ -212,8 +213,8 @@ def resolve(name: str) -> Resolved:
     if gid is None or gid not in idx.groups:
         names = [k for k, v in idx.groups.items() if len(v) > 1 or k == v[0]]
         close = difflib.get_close_matches(str(name).lower(), names, n=4, cutoff=0.5)
-        hint = f"; closest: {', '.join(close)}" if close else "; see `gpuquote gpus`"
-        raise BadInput(f"gpu: unknown GPU '{name}'{hint}", field="gpu", accepted=close)
+        hint = Msg("err.gpu.closest", names=", ".join(close)) if close else Msg("err.gpu.see_list")
+        raise BadInput(Msg("err.gpu.unknown", name=name, hint=hint), field="gpu", accepted=close)
     return _describe(gid)
 
 

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from gpuquote.config import DATA_DIR
 from gpuquote.errors import BadInput
+from gpuquote.i18n import Msg
 from gpuquote.models.architecture import Architecture, architecture_from_dict
 
 
@@ -41,9 +42,10 @@ def get_model(name: str) -> Architecture:
     if key in aliases:
         return presets[aliases[key]]
     close = difflib.get_close_matches(key, list(aliases), n=4, cutoff=0.5)
-    hint = f"closest: {', '.join(close)}" if close else f"accepted: {', '.join(presets)}"
+    hint = Msg("err.model.closest", names=", ".join(close)) if close else \
+        Msg("err.model.accepted", names=", ".join(presets))
     raise BadInput(
-        f"model: unknown model '{name}'; {hint} (or give an inline `architecture:`)",
+        Msg("err.model.unknown", name=name, hint=hint),
         field="model",
         accepted=close or list(presets),
     )

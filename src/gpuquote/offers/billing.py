@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import Msg
 from gpuquote.offers.currency import Rate, to_usd
 from gpuquote.offers.forms import GRANULARITY_S, HOURS_PER_MONTH
 from gpuquote.offers.normalize import HOURS_PER
@@ -81,7 +82,7 @@ def cost_of_run(item: Any, hours: float, *, nodes: int = 1, overrides: dict[str,
                            " or price.term_months", field="price.per", accepted=["purchase", "term_months"])
         terms = max(1, _ceil(h / term_h)) if h > 0 else 1
         cost = usd * terms
-        notes.append(f"prepaid term of {price.term_months:g} months bought {terms}x")
+        notes.append(Msg("quote.f.prepaid_terms", months=f"{price.term_months:g}", terms=terms))
         return RunCost(h, nodes, terms * term_h, int(term_h * 3600), usd / term_h, cost, usd, cost * nodes, r, notes)
     period_h = HOURS_PER[price.per]
     rate = usd / period_h
@@ -91,7 +92,7 @@ def cost_of_run(item: Any, hours: float, *, nodes: int = 1, overrides: dict[str,
     run = billed_h * rate
     minimum = rate * term_h if term_h else 0.0
     if billed_h > h + 1e-9:
-        notes.append(f"billed {billed_h:g} h for {h:g} h (granularity {gran} s)")
+        notes.append(Msg("quote.f.billed", billed=f"{billed_h:g}", hours=f"{h:g}", gran=gran))
     if minimum > run:
-        notes.append(f"term commitment: {price.term_months:g} months owed ({minimum:,.2f} USD per node)")
+        notes.append(Msg("quote.f.term_min", months=f"{price.term_months:g}", usd=f"{minimum:,.2f}"))
     return RunCost(h, nodes, billed_h, int(gran), rate, run, minimum, max(run, minimum) * nodes, r, notes)

@@ -401,11 +401,11 @@ def _item_price(f: Facts) -> CheckItem:
         return CheckItem(n, name, "ok", Msg("check.price.purchase_ok"), "purchase")
     if f.form_inferred and f.gpu_count and f.gpu_count > 1:
         return CheckItem(n, name, "missing", Msg("check.price.form_inferred", per=f.per, form=f.form))
-    period: object = Msg("check.price.per", per=f.per)
+    period: object = Msg("check.price.per", per=Msg("unit.one." + f.per) if f.per in _PER_WORDS else f.per)
     if f.term_months:
         period = period + Msg("check.price.term", months=_fmt(f.term_months))
     if f.spot:
-        period = period + ", spot"
+        period = period + ", " + Msg("check.price.spot")
     if f.form == "reserved" and not f.term_months:
         return CheckItem(n, name, "missing", Msg("check.price.reserved_no_term", period=period))
     if f.covers is None:
@@ -416,6 +416,10 @@ def _item_price(f: Facts) -> CheckItem:
 
 _ITEMS = (_item_memory, _item_form, _item_count, _item_exclusive, _item_intra, _item_cpu, _item_ram, _item_nvme,
           _item_network, _item_price)
+
+
+#: Periods with a catalog word (unit.one.*).
+_PER_WORDS = ("second", "minute", "hour", "day", "week", "month", "year", "once")
 
 
 def run_checklist(f: Facts) -> list[CheckItem]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import Msg
 from gpuquote.offers.currency import Rate, to_usd
 from gpuquote.offers.model import Price
 from gpuquote.offers.normalize import HOURS_PER
@@ -109,8 +110,8 @@ def normalise_price(price: Price, gpu_count: float | None, *, form: str | None =
             formula += f" / U={u:g}"
         if price.term_months:
             commitment = usd / HOURS_PER[price.per] * price.term_months * HOURS_PER_MONTH
-            notes.append(f"term commitment: {price.term_months:g} months owed in full "
-                         f"({commitment:,.0f} USD{' per GPU' if basis == 'gpu' else ''})")
+            notes.append(Msg("quote.f.term_owed_gpu" if basis == "gpu" else "quote.f.term_owed",
+                             months=f"{price.term_months:g}", usd=f"{commitment:,.0f}"))
     if basis == "gpu":
         gpu_h = per_hour
         node_h = per_hour * gpu_count if gpu_count else None

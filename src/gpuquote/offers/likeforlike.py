@@ -13,6 +13,7 @@ ranked nor imported as an offer: `contradictions` says which item and what the q
 
 from __future__ import annotations
 
+from gpuquote.i18n import Msg, Text, join
 from gpuquote.offers.checklist import CheckItem, Facts, differences
 
 #: CPU cores and RAM per GPU: the larger at most 25% above the smaller.
@@ -96,5 +97,5 @@ def contradictions(f: Facts, items: list[CheckItem]) -> list[dict]:
 
 def contradiction_text(quote_id: str, bad: list[dict]) -> str:
     """One line: which quote, which items, what they said (import's skip reason, plan's `Not ranked`)."""
-    parts = "; ".join(f"({b['item']}) {b['name']}: {b['message']}" for b in bad)
-    return f"quote '{quote_id}': contradicts the GPU catalog, not ranked or imported: {parts}"
+    parts = join("; ", [Text(f"({b['item']}) {b['name']}: ", b["message"]) for b in bad])
+    return Msg("quote.f.contradicts", id=quote_id, parts=parts)

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import load_gpus, members
+from gpuquote.i18n import Msg
 from gpuquote.offers.checklist import MIG_RE, Facts
 from gpuquote.offers.forms import normalise_price, offer_form
 from gpuquote.offers.model import InterNode, Offer, Price
@@ -45,11 +46,16 @@ class QuoteError:
     fields: list[tuple[str, str, list[str] | None]]  # (field, message, accepted)
 
     def line_text(self) -> str:
-        where = f" (line {self.line})" if self.line else ""
+        """One line (an i18n Text: still translatable) naming the quote, its line and every bad field."""
+        from gpuquote.i18n import Text, join
+
         parts = []
         for fld, msg, acc in self.fields:
-            parts.append(f"{fld}: {msg}" + (f" (accepted: {', '.join(acc)})" if acc else ""))
-        return f"quote '{self.quote_id}'{where}: " + "; ".join(parts)
+            part = Text(f"{fld}: ", msg)
+            parts.append(part + Msg("quote.e.accepted", values=join(", ", list(acc))) if acc else part)
+        head = Msg("quote.e.head_line", id=self.quote_id, line=self.line) if self.line else \
+            Msg("quote.e.head", id=self.quote_id)
+        return head + join("; ", parts)
 
     def to_dict(self) -> dict:
         return {"id": self.quote_id, "line": self.line, "message": self.line_text(),
@@ -151,8 +157,8 @@ class Quote:
         unit = "mig_slice" if self.mig_profile else "shared_gpu" if self.exclusive == "shared" else "gpu"
         assumptions = list(pr["tco"].assumptions) if pr["tco"] else []
         if self.billing_granularity_s is None and self.form != "purchase":
-            assumptions.append(f"billing granularity not stated: one "
-                               f"{self.price.per if self.price.per != 'once' else 'term'} assumed")
+            assumptions.append(Msg("quote.f.granularity_assumed",
+                                   per=Msg("unit.one." + (self.price.per if self.price.per != "once" else "term"))))
         return Assessment(prices=pr, checklist=run_checklist(facts), advisories=advisories(facts), unit=unit,
                           assumptions=assumptions, warnings=list(self.warnings) + pr["notes"])
 

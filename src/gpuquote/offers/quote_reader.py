@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, narrow, resolve, try_resolve
-from gpuquote.i18n import t
+from gpuquote.i18n import Msg, t
 from gpuquote.offers.checklist import MIG_RE
 from gpuquote.offers.currency import currencies, rate
 from gpuquote.offers.forms import FORMS, GRANULARITY_S, PAY_AS_YOU_GO, PERS
@@ -22,7 +22,6 @@ from gpuquote.offers.model import Price
 from gpuquote.offers.quote_model import (
     _INTRA_ALIASES,
     _NET_ALIASES,
-    EXCLUSIVE_ACCEPTED,
     FORM_FACTORS_STATED,
     GB_GIB,
     KNOWN_KEYS,
@@ -57,9 +56,10 @@ class _Reader:
             accepted: str | None = None) -> float | None:
         if self.blank(v):
             return None
-        acc = [accepted or (f"a number {'>' if gt else '>='} {lo:g}" if lo is not None else "a number")]
+        acc = [_acc(accepted) if accepted else (Msg("quote.acc.number_op", op=">" if gt else ">=", lo=f"{lo:g}")
+                                                 if lo is not None else Msg("quote.acc.number"))]
         if isinstance(v, bool):
-            self.err(fld, f"{v!r} is not a number", acc)
+            self.err(fld, Msg("quote.e.not_number", value=repr(v)), acc)
             return None
         if isinstance(v, str):
             s = v.strip().replace(",", "").replace("_", "").replace(" ", "")
@@ -67,21 +67,22 @@ class _Reader:
             try:
                 x = float(s[:-1]) / 100 if pct else float(s)
             except ValueError:
-                self.err(fld, f"'{v}' is not a number", acc)
+                self.err(fld, Msg("quote.e.not_number", value=f"'{v}'"), acc)
                 return None
         elif isinstance(v, int | float):
             x = float(v)
         else:
-            self.err(fld, f"{type(v).__name__} is not a number", acc)
+            self.err(fld, Msg("quote.e.not_number", value=type(v).__name__), acc)
             return None
         if math.isnan(x) or math.isinf(x):
-            self.err(fld, f"'{v}' is not a finite number", acc)
+            self.err(fld, Msg("quote.e.not_finite", value=f"'{v}'"), acc)
             return None
         if lo is not None and (x < lo or (gt and x == lo)):
-            self.err(fld, f"{_show(v)} is {'not positive' if gt and lo == 0 else 'out of range'}", acc)
+            self.err(fld, Msg("quote.e.not_positive" if gt and lo == 0 else "quote.e.out_of_range", value=_show(v)),
+                     acc)
             return None
         if hi is not None and x > hi:
-            self.err(fld, f"{_show(v)} is out of range", acc)
+            self.err(fld, Msg("quote.e.out_of_range", value=_show(v)), acc)
             return None
         return x
 
@@ -89,14 +90,13 @@ class _Reader:
         if self.blank(v):
             return None
         if isinstance(v, dict | list):
-            self.err(fld, "expected text", ["text"])
+            self.err(fld, Msg("quote.e.expected_text"), [Msg("quote.acc.text")])
             return None
         s = str(v).strip()
         m = _UNSAFE_TEXT.search(s)
         if m is not None:
             bad = m.group(0)  # a bidi override shows text in another order than it is read (Trojan Source)
-            self.err(fld, t("hostile.control_char", code=f"{ord(bad):04X}"), ["plain text (any script, no "
-                                                                               "control or bidi-override characters)"])
+            self.err(fld, t("hostile.control_char", code=f"{ord(bad):04X}"), [Msg("quote.acc.plain_text")])
             return None
         if len(s) > 20000:
             self.err(fld, f"{len(s)} characters", ["at most 20000 characters"])
@@ -109,7 +109,7 @@ class _Reader:
         s = str(v).strip().lower().replace("-", "_") if fld == "form" else str(v).strip().lower()
         s = (aliases or {}).get(s, s)
         if s not in accepted:
-            self.err(fld, f"'{v}' is not accepted", list(accepted))
+            self.err(fld, Msg("quote.e.not_accepted", value=f"'{v}'"), list(accepted))
             return None
         return s
 
@@ -123,14 +123,15 @@ class _Reader:
             return True
         if s in ("false", "no", "0", "n"):
             return False
-        self.err(fld, f"'{v}' is not true or false", ["true", "false"])
+        self.err(fld, Msg("quote.e.not_bool", value=f"'{v}'"), ["true", "false"])
         return None
 
     def currency(self, fld: str, v: Any, default: str | None = None) -> str | None:
         if self.blank(v):
             if default:
                 return default
-            self.err(fld, "not stated", ["a currency code: " + ", ".join(["USD", *currencies()][:6]) + ", ..."])
+            self.err(fld, Msg("quote.e.not_stated"),
+                     [Msg("quote.acc.currency", codes=", ".join(["USD", *currencies()][:6]))])
             return None
         from gpuquote.offers.currency import canonical
 
@@ -140,7 +141,7 @@ class _Reader:
         try:
             rate(cur)
         except BadInput:
-            self.err(fld, f"unknown currency '{v}'", ["USD", *currencies()])
+            self.err(fld, Msg("quote.e.currency", value=v), ["USD", *currencies()])
             return None
         return cur
 
@@ -148,7 +149,7 @@ class _Reader:
         if self.blank(v):
             return None
         if not isinstance(v, dict):
-            self.err(fld, "expected a mapping", [f"{fld}: {{...}}"])
+            self.err(fld, Msg("quote.e.expected_mapping"), [f"{fld}: {{...}}"])
             return None
         return v
 
@@ -164,7 +165,7 @@ class _Reader:
             return [p.strip().lower() for p in re.split(r"[;,|]", s) if p.strip()]
         if isinstance(v, list):
             return [str(p).strip().lower() for p in v if str(p).strip()]
-        self.err(fld, "expected a list", ["a list, or text separated by ';'"])
+        self.err(fld, Msg("quote.e.expected_list"), [Msg("quote.acc.list")])
         return None
 
     def money(self, fld: str, v: Any, *, default_currency: str, default_per: str,
@@ -175,12 +176,27 @@ class _Reader:
             v = {"amount": v}
         amount = self.num(f"{fld}.amount", v.get("amount"))
         if amount is None and self.blank(v.get("amount")):
-            self.err(f"{fld}.amount", "not stated", ["a number >= 0"])
+            self.err(f"{fld}.amount", Msg("quote.e.not_stated"), [Msg("quote.acc.number_op", op=">=", lo="0")])
         cur = self.currency(f"{fld}.currency", v.get("currency"), default_currency)
         per = self.choice(f"{fld}.per", v.get("per"), pers) or default_per
         if amount is None or cur is None:
             return None
         return Money(amount, cur, per)
+
+
+#: The accepted values written in English words, as catalog messages (the others are units and numbers).
+_ACCEPTED = {"a number > 0": ("quote.acc.number_op", {"op": ">", "lo": "0"}),
+             "a number of months > 0": ("quote.acc.months", {}), "seconds > 0": ("quote.acc.seconds", {}),
+             "years > 0": ("quote.acc.years", {}), "a fraction 0..1": ("quote.acc.fraction", {}),
+             "an annual rate 0..1, e.g. 0.06 or '6%'": ("quote.acc.annual_rate", {}),
+             "GB/s, or text like '2 TB/s'": ("quote.acc.bandwidth", {}),
+             "a number >= 1.0 (1.0 = no cooling overhead)": ("quote.acc.pue", {})}
+
+
+def _acc(text: str) -> str:
+    """An accepted-values phrase in the reader's language where it has words."""
+    key = _ACCEPTED.get(text)
+    return Msg(key[0], **key[1]) if key else text
 
 
 def _show(v: Any) -> str:
@@ -208,7 +224,7 @@ def _exclusive(r: _Reader, v: Any) -> bool | str:
     m = re.fullmatch(r"(?:mig[:\s-]*)?(\d)g\.(\d+)gb(\+me)?", s)
     if m:
         return f"mig:{m.group(1)}g.{m.group(2)}gb{m.group(3) or ''}"
-    r.err("exclusive", f"'{v}' is not accepted", [EXCLUSIVE_ACCEPTED])
+    r.err("exclusive", Msg("quote.e.not_accepted", value=f"'{v}'"), [Msg("quote.acc.exclusive")])
     return "unknown"
 
 
@@ -228,7 +244,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     """Validate one raw quote; returns the Quote, or a QuoteError listing every bad field."""
     r = _Reader(raw, overrides)
     qid = r.text("id", raw.get("id")) or f"q{index}"
-    warnings = [f"unknown field '{k}' ignored" for k in raw if k not in KNOWN_KEYS]
+    warnings = [Msg("quote.f.unknown_field", field=k) for k in raw if k not in KNOWN_KEYS]
 
     # GPU: a MIG profile written in the name is a statement about exclusivity, not part of the model
     gpu_name = r.text("gpu", raw.get("gpu"))
@@ -236,7 +252,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
     gpu_id = None
     form_hint = None
     if gpu_name is None:
-        warnings.append("gpu not stated: checklist items 1-2 are missing and no per-GPU price without gpu_count")
+        warnings.append(Msg("quote.f.no_gpu"))
     else:
         name = gpu_name
         m = MIG_RE.search(name)
@@ -298,11 +314,11 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         elif per_gpu and form not in (None, "gpu_hour"):
             r.err("price.per", t("quote.cn.per_gpu_form", per=pr.get("per"), form=form), ["form: gpu_hour"])
         if per is None and r.blank(pr.get("per")):
-            r.err("price.per", "not stated", list(PERS))
+            r.err("price.per", Msg("quote.e.not_stated"), list(PERS))
         term = r.num("price.term_months", pr.get("term_months"), gt=True, accepted="a number of months > 0")
         for k in pr:
             if k not in ("amount", "currency", "per", "term_months"):
-                warnings.append(f"unknown field 'price.{k}' ignored")
+                warnings.append(Msg("quote.f.unknown_field", field=f"price.{k}"))
         if amount is not None and cur and per:
             price = Price(amount=amount, currency=cur, per=per, term_months=term)
 
@@ -317,11 +333,11 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
             form = "gpu_hour"
         else:
             form = "node_rental" if (count or 1) > 1 else "cloud_instance"
-        warnings.append(f"form not stated: '{form}' assumed from price.per '{price.per}'")
+        warnings.append(Msg("quote.f.form_assumed", form=form, per=price.per))
     if price is not None and form == "purchase" and price.per != "once":
-        r.err("price.per", f"'{price.per}' for form purchase", ["once"])
+        r.err("price.per", Msg("quote.e.per_for_purchase", per=price.per), ["once"])
     if price is not None and form not in (None, "purchase") and price.per == "once" and not price.term_months:
-        r.err("price.per", f"'once' for form {form} needs price.term_months (a prepaid term)",
+        r.err("price.per", Msg("quote.e.once_needs_term", form=form),
               ["form: purchase", "price.term_months"])
 
     # billing granularity
@@ -362,7 +378,8 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         if isinstance(nv, str) and nv.strip().lower() in ("none", "no"):
             nvme = 0.0
         else:
-            r.err("nvme", f"{_show(nv)}: expected a mapping", ["nvme: {capacity_tb: 3.84}", "nvme: none"])
+            r.err("nvme", Msg("quote.e.value_expected_mapping", value=_show(nv)),
+                  ["nvme: {capacity_tb: 3.84}", "nvme: none"])
     if nvme is None:
         tb = r.num("nvme_tb", raw.get("nvme_tb"), accepted="TB >= 0")
         gb = r.num("nvme_gb", raw.get("nvme_gb"), accepted="GB >= 0")
@@ -451,11 +468,12 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
         )
         for k in tv:
             if k not in TcoSpec.__dataclass_fields__:
-                warnings.append(f"unknown field 'tco.{k}' ignored")
+                warnings.append(Msg("quote.f.unknown_field", field=f"tco.{k}"))
     elif not r.blank(tv):
-        r.err("tco", "expected a mapping", ["tco: {power_kw, pue, electricity, hosting, years, residual_fraction}"])
+        r.err("tco", Msg("quote.e.expected_mapping"),
+              ["tco: {power_kw, pue, electricity, hosting, years, residual_fraction}"])
     if tco is not None and form not in (None, "purchase"):
-        warnings.append(f"tco ignored: form is {form}, not purchase")
+        warnings.append(Msg("quote.f.tco_ignored", form=form))
 
     # the accepted ranges (offers.quote_schema): one declarative check on the normalised values
     stated = {"id": qid if not r.blank(raw.get("id")) else None, "gpu": gpu_name, "gpu_count": count, "exclusive": excl,
@@ -475,7 +493,7 @@ def parse_quote(raw: dict, index: int, overrides: dict[str, float] | None = None
 
     if r.errors or price is None or form is None:
         if not r.errors:
-            r.err("quote", "incomplete", None)
+            r.err("quote", Msg("quote.e.incomplete"), None)
         return QuoteError(qid, line, r.errors)
 
     # narrow a family by what the quote states (memory, form factor); a fact matching no member is ignored

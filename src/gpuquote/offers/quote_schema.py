@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gpuquote.errors import BadInput
-from gpuquote.i18n import t
+from gpuquote.i18n import Msg, join, t
 
 #: Above this a normalised price is a typo (an H100 rents for 1-10 USD per GPU-hour; a MIG slice for less).
 MAX_USD_PER_GPU_HOUR = 1000.0
@@ -66,11 +66,10 @@ class QuoteSchema(BaseModel):
         c = self.gpu_count
         shared = self.exclusive == "shared" or (isinstance(self.exclusive, str) and self.exclusive.startswith("mig:"))
         if c is not None and c != int(c) and not shared:
-            raise ValueError(f"gpu_count|{t('hostile.whole_gpus', count=f'{c:g}')}|a whole number >= 1, or "
-                             "exclusive: shared / a MIG profile for a fraction")
+            raise ValueError(f"gpu_count|{t('hostile.whole_gpus', count=f'{c:g}')}|{t('quote.acc.whole_gpus')}")
         for k, v in self.extras.items():
             if not 0 <= v <= 10_000:
-                raise ValueError(f"extras.{k}|{v:g} is out of range|0..10000 USD")
+                raise ValueError(f"extras.{k}|{Msg('quote.e.out_of_range', value=f'{v:g}')}|0..10000 USD")
         return self
 
 
@@ -89,10 +88,10 @@ def _accepted(err: dict) -> list[str] | None:
         if key in ctx:
             parts.append(f"{op} {ctx[key]:g}" if isinstance(ctx[key], int | float) else f"{op} {ctx[key]}")
     if err.get("type") in ("missing", "string_too_short"):
-        return ["a non-empty value"]
+        return [Msg("quote.acc.non_empty")]
     if err.get("type") == "finite_number":
-        return ["a finite number"]
-    return [" and ".join(parts)] if parts else None
+        return [Msg("quote.acc.finite")]
+    return [join(Msg("quote.acc.and"), parts)] if parts else None
 
 
 def check_quote(values: dict[str, Any]) -> list[tuple[str, str, list[str] | None]]:
@@ -109,11 +108,11 @@ def check_quote(values: dict[str, Any]) -> list[tuple[str, str, list[str] | None
                 continue
             fld = _field_of(err)
             if err.get("type") == "missing":
-                out.append((fld, "not stated (required)", _accepted(err)))
+                out.append((fld, Msg("quote.e.required"), _accepted(err)))
                 continue
             got = err.get("input")
             shown = f"{got:g}" if isinstance(got, float) else repr(got)[:40]
-            out.append((fld, f"{shown} is out of range", _accepted(err)))
+            out.append((fld, Msg("quote.e.out_of_range", value=shown), _accepted(err)))
         return out
     return []
 

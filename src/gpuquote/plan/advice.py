@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from gpuquote.estimate.job import Job
 from gpuquote.hardware import load_gpus
+from gpuquote.i18n import Msg, join
 
 if TYPE_CHECKING:
     from gpuquote.plan.planner import PlanOptions
@@ -25,27 +26,27 @@ def _nothing_fits(table, excluded, deadline_fail, budget_fail, opts) -> dict:
     if deadline_fail and opts.deadline_hours:
         c = closest(deadline_fail, lambda x: x[0])
         return {"constraint": "deadline", "closest": c,
-                "message": f"no offer finishes within {opts.deadline_hours:g} h; the fastest takes "
-                           f"{c['time_hours']:g} h ({c['offer_id']})"}
+                "message": Msg("plan.nf.deadline", deadline=f"{opts.deadline_hours:g}", hours=f"{c['time_hours']:g}",
+                               offer=c["offer_id"])}
     if budget_fail and opts.budget_usd:
         c = closest(budget_fail, lambda x: x[1])
         return {"constraint": "budget", "closest": c,
-                "message": f"no offer finishes within {opts.budget_usd:,.0f} USD; the cheapest costs "
-                           f"{c['total_cost_usd']:,.0f} USD ({c['offer_id']})"}
+                "message": Msg("plan.nf.budget", budget=f"{opts.budget_usd:,.0f}", cost=f"{c['total_cost_usd']:,.0f}",
+                               offer=c["offer_id"])}
     reasons = list(excluded)
     kind = "memory" if any(r.startswith("memory") for r in reasons) else ("offers" if not len(table) else "constraints")
     return {"constraint": kind, "closest": None,
-            "message": "no offer can run the job: " + ("; ".join(reasons[:3]) if reasons else "no candidate offer")}
+            "message": Msg("plan.nf.none", reasons=join("; ", reasons[:3]) if reasons else Msg("plan.nf.no_candidate"))}
 
 
 UPGRADES = (
-    ("compute", "a100", ("h100",), "compute-bound on A100: the same job on H100 (about 3x the BF16 peak)"),
-    ("memory", "a100", ("h200",), "memory-bound or out of memory at 80 GB: H200 has 141 GB at 4.8 TB/s"),
-    ("memory", "h100", ("h200",), "memory-bound or out of memory at 80 GB: H200 has 141 GB at 4.8 TB/s"),
-    ("fp8", None, ("h100", "h200"), "FP8 needs Hopper or newer: the same job on H100/H200"),
-    ("compute", "h100", ("b200",), "compute-bound on H100: B200 has about 2.3x its dense BF16 peak and 180 GB"),
+    ("compute", "a100", ("h100",), "plan.adv.a100_h100"),
+    ("memory", "a100", ("h200",), "plan.adv.h200"),
+    ("memory", "h100", ("h200",), "plan.adv.h200"),
+    ("fp8", None, ("h100", "h200"), "plan.adv.fp8"),
+    ("compute", "h100", ("b200",), "plan.adv.h100_b200"),
 )
-B200 = "B200 (180 GB HBM3e, 7.7 TB/s, ~2.25 PFLOPS dense BF16) finishes the job for less than {gpu}"
+B200 = "plan.adv.b200"
 
 
 def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], opts: PlanOptions) -> list[dict]:
@@ -70,7 +71,7 @@ def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], 
         b = sub["rows"][0]
         if to_fams == ("b200",) and best and b["total_cost_usd"] >= best["total_cost_usd"]:
             continue  # B200 is advised where it is the cheaper way to finish
-        entry = {"trigger": trigger, "advice": why, "gpu": b["estimated_as"], "offer_id": b["offer_id"],
+        entry = {"trigger": trigger, "advice": Msg(why), "gpu": b["estimated_as"], "offer_id": b["offer_id"],
                  "provider": b["provider"], "gpus": b["gpus"], "time_hours": b["time_hours"],
                  "total_cost_usd": b["total_cost_usd"]}
         if best:
@@ -81,7 +82,7 @@ def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], 
             bb = _best_on(job, advice_rows, ("b200",), opts)["rows"]
             if bb and bb[0]["total_cost_usd"] < b["total_cost_usd"]:
                 x = bb[0]
-                out.append({**entry, "trigger": "b200", "advice": B200.format(gpu=b["estimated_as"]),
+                out.append({**entry, "trigger": "b200", "advice": Msg(B200, gpu=b["estimated_as"]),
                             "gpu": x["estimated_as"], "offer_id": x["offer_id"], "provider": x["provider"],
                             "gpus": x["gpus"], "time_hours": x["time_hours"], "total_cost_usd": x["total_cost_usd"]})
     return out

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpuquote.hardware import load_gpus, members
+from gpuquote.i18n import Msg
 from gpuquote.offers import Offer, usd_per_gpu_hour, usd_per_node_hour
 
 UNKNOWN_NETWORK_GBPS = 10.0
@@ -39,16 +40,16 @@ def config_of(row: dict) -> tuple[Config | None, str | None, list[str]]:
     count = row["gpu_count"]
     excl = row.get("gpu_exclusive", True)
     if excl is not True and excl not in ("true", "unknown"):
-        return None, f"not a whole GPU ({excl}): never ranked against whole GPUs", notes
+        return None, Msg("plan.x.not_whole", excl=excl), notes
     if count < 1 or float(count) != int(count):
-        return None, "fractional GPU: never ranked against whole GPUs", notes
+        return None, Msg("plan.x.fractional"), notes
     sku = conservative_sku(row["gpu_id"])
     if sku is None:
-        return None, f"GPU {row['gpu_id']} not in the catalog", notes
+        return None, Msg("plan.x.not_in_catalog", gpu=row["gpu_id"]), notes
     if sku != row["gpu_id"]:
-        notes.append(f"GPU stated only as {row['gpu_id']}: estimated as {sku} (the slowest it could be)")
+        notes.append(Msg("plan.n.family", gpu=row["gpu_id"], sku=sku))
     if excl == "unknown":
-        notes.append("exclusive or shared GPU not stated: assumed exclusive")
+        notes.append(Msg("plan.n.exclusive_assumed"))
     gpn = int(count)
     intra = row.get("intra_node") or "unknown"
     if gpn == 1:

@@ -19,6 +19,7 @@ from gpuquote.errors import BadInput
 from gpuquote.estimate import Hardware, estimate, min_gpus
 from gpuquote.estimate.api import EstimateResult, checkpoint_bytes
 from gpuquote.estimate.job import Job
+from gpuquote.i18n import Msg
 from gpuquote.plan.advice import _advice, _nothing_fits
 from gpuquote.plan.assumptions import egress_prices, interruption_rate, load
 from gpuquote.plan.candidates import UNKNOWN_NETWORK_GBPS, Config, config_of, offer_from_row
@@ -38,7 +39,7 @@ from gpuquote.plan.table import OfferTable
 
 OBJECTIVES = ("cost", "time", "balanced")
 SECTIONS = ("on_demand", "spot", "purchase")
-NO_HOURLY_PRICE = "no hourly price (a one-off price needs a quote with form: purchase and its TCO)"
+NO_HOURLY_PRICE = Msg("plan.x.no_hourly_price")
 
 
 @dataclass
@@ -54,7 +55,8 @@ class PlanOptions:
 
     def check(self) -> None:
         if self.objective not in OBJECTIVES:
-            raise BadInput(f"--objective: '{self.objective}' is not one of {', '.join(OBJECTIVES)}",
+            raise BadInput(Msg("err.not_one_of", field="--objective",
+                               value=self.objective, accepted=", ".join(OBJECTIVES)),
                            field="objective", accepted=list(OBJECTIVES))
         for name in ("deadline_hours", "budget_usd", "serving_hours"):
             v = getattr(self, name)
@@ -77,11 +79,10 @@ def _forced_nodes(cfg: Config, opts: PlanOptions, n_min: int) -> int | str:
     n = opts.nodes
     if opts.gpus:
         if opts.gpus % gpn or (n is not None and n * gpn != opts.gpus):
-            return f"gpus: {opts.gpus} GPUs asked" + (f" on {n} nodes" if n else "") + " is not a whole number of " \
-                "the offer's nodes"
+            return Msg("plan.x.gpus_on_nodes" if n else "plan.x.gpus_not_whole", gpus=opts.gpus, nodes=n)
         n = opts.gpus // gpn
     if n < n_min:
-        return f"memory: {n * gpn} x {cfg.gpu} is too few (the job needs {n_min * gpn})"
+        return Msg("plan.x.too_few", gpus=n * gpn, gpu=cfg.gpu, need=n_min * gpn)
     return n
 
 
@@ -106,9 +107,9 @@ def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: flo
         mg = min_gpus(job, cfg.gpu, gpus_per_node=cfg.gpus_per_node, intra_node=cfg.intra_node,
                       inter_kind=cfg.inter_kind, gbps_per_node=cfg.inter_gbps)
     except BadInput as e:
-        return str(e)
+        return getattr(e, "message", None) or str(e)
     if mg is None:
-        return f"memory: does not fit on up to {a['max_gpus']} x {cfg.gpu}"
+        return Msg("plan.x.no_fit_up_to", max=a["max_gpus"], gpu=cfg.gpu)
     n_min = max(1, -(-mg // cfg.gpus_per_node))
     max_nodes = max(1, a["max_gpus"] // cfg.gpus_per_node)
     counts = [n_min] if _online(job) else sorted({n_min * m for m in a["node_multipliers"] if n_min * m <= max_nodes})
@@ -132,7 +133,7 @@ def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: flo
             if not est.fits or ranked_hours(est) >= out[-1].hours * 0.98:  # adding nodes no longer pays
                 break
             out.append(NodeEval(n, n * cfg.gpus_per_node, est, ranked_hours(est)))
-    return out or f"memory: does not fit on {cfg.gpu} in the counts tried"
+    return out or Msg("plan.x.no_fit_counts", gpu=cfg.gpu)
 
 
 def _storage_gb(job: Job, ckpt_bytes: float) -> tuple[float, float]:
@@ -150,21 +151,19 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     opts = opts or PlanOptions()
     opts.check()
     from_job = bool(job.hardware and job.hardware.gpus and not (opts.gpus or opts.nodes))
-    assumptions: list[str] = ["each offer is the hardware: the job file's hardware section is not used"
-                              + (" except its gpus" if from_job else "")]
+    assumptions: list[str] = [Msg("plan.a.hardware_from_job" if from_job else "plan.a.hardware")]
     if from_job:
         opts = replace(opts, gpus=job.hardware.gpus)
-        assumptions.append(f"GPU count {job.hardware.gpus} from the job's hardware.gpus, in whole nodes of each "
-                           "offer (--gpus / --nodes override)")
+        assumptions.append(Msg("plan.a.gpus_from_job", gpus=job.hardware.gpus))
     elif opts.gpus or opts.nodes:
-        assumptions.append("GPU count fixed: " + ", ".join(f"--{k} {v}" for k, v in
-                                                           (("gpus", opts.gpus), ("nodes", opts.nodes)) if v))
+        assumptions.append(Msg("plan.a.gpus_fixed", opts=", ".join(f"--{k} {v}" for k, v in
+                                                                   (("gpus", opts.gpus), ("nodes", opts.nodes)) if v)))
     job = job.model_copy(update={"hardware": None})
     A = load()
     online = _online(job)
     serving_hours = opts.serving_hours or A["online"]["serving_hours"]
     if online:
-        assumptions.append(f"online serving priced for {serving_hours:g} hours (--serving-hours)")
+        assumptions.append(Msg("plan.a.serving_hours", hours=f"{serving_hours:g}"))
     ckpt = checkpoint_bytes(job) if job.kind == "train" else 0.0
     write_gbs = A["storage"]["nvme_write_gbs_default"]
     restart_h = A["spot"]["restart_hours"]
@@ -194,7 +193,7 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     for i in np.nonzero(ok & table.c["is_quote"])[0]:
         bad = _contradictions(table.row(int(i)))
         if bad:
-            excluded[f"contradictory quote ({bad}): fix it before ranking"] += 1
+            excluded[Msg("plan.x.contradictory", items=bad)] += 1
             ok[i] = False
     # group offers by configuration (distinct Config objects may come from several keys)
     cfg_id: dict[Config, int] = {}

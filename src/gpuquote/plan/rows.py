@@ -117,10 +117,10 @@ def egress_rate(row: dict) -> tuple[float | None, str | None]:
 def fmt_hours(h: float) -> str:
     """Hours as a person reads them: '40 s', '12 min', '1.5 h' (never '0.0 h')."""
     if h < 1 / 60:
-        return f"{h * 3600:.0f} s"
+        return Msg("unit.s", n=f"{h * 3600:.0f}")
     if h < 1:
-        return f"{h * 60:.0f} min"
-    return f"{h:,.1f} h"
+        return Msg("unit.min", n=f"{h * 60:.0f}")
+    return Msg("unit.h", n=f"{h:,.1f}")
 
 
 def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ckpt: float, store_gb: float,
@@ -186,60 +186,58 @@ def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[s
         w.append(Msg("plan.est_infer.no_case", gpu=c.cfg.gpu, workload=acc.get("workload", job.kind),
                      band=f"{acc['band_pct']:g}"))
     if any(str(n).startswith("purchase") for n in row.get("notes") or []):
-        w.append("purchase: priced at its TCO per hour with the server busy all its life; bought for this job "
-                 "alone it costs the whole TCO (see `gpuquote tco`)")
+        w.append(Msg("plan.w.purchase"))
     net = row.get("inter_node") or {}
     kind, gbps = net.get("kind") or "unknown", net.get("gbps_per_node")
     if c.ev.nodes > 1:
         rng = est.extra.get("time_hours_range")
         if rng and (kind in ("unknown", "none") or gbps is None):
-            w.append(f"inter-node network not stated: ranked on 10 GbE ({rng[1]:,.1f} h); {rng[0]:,.1f} h on an RDMA "
-                     "fabric (InfiniBand/RoCE): ask the vendor for the inter-node fabric and Gb/s per node")
+            w.append(Msg("plan.w.net_range", slow=f"{rng[1]:,.1f}", fast=f"{rng[0]:,.1f}"))
         elif kind in ("unknown", "none") or gbps is None:
-            w.append(f"inter-node network not stated: {c.ev.nodes} nodes assumed on 10 GbE (ask for IB/RoCE)")
+            w.append(Msg("plan.w.net_assumed", nodes=c.ev.nodes))
         elif kind in ("ethernet", "none") or gbps <= 100:
-            w.append(f"network-bound across nodes: {gbps:g} Gb/s {kind} per node")
+            w.append(Msg("plan.w.net_bound", gbps=f"{gbps:g}", kind=kind))
     m = re.search(r"TP(\d+)", est.layout or "")
     intra = row.get("intra_node")
     if m and int(m.group(1)) > 1 and intra == "pcie":
-        w.append(f"PCIe-only: tensor parallel (TP{m.group(1)}) over PCIe")
+        w.append(Msg("plan.w.pcie_tp", tp=m.group(1)))
     if c.cfg.gpus_per_node > 1 and intra == "pcie" and job.kind == "train":
-        w.append("PCIe-only: gradient all-reduce over PCIe, no NVLink/NVSwitch")
+        w.append(Msg("plan.w.pcie_allreduce"))
     if c.cfg.gpus_per_node > 1 and intra in (None, "unknown"):
-        w.append("intra-node link not stated (NVSwitch, NVLink or PCIe?): ask the vendor")
+        w.append(Msg("plan.w.intra_unknown"))
     g = load_gpus()[c.cfg.gpu]
     if job.precision == "bf16" and g.bf16_tflops is None:
-        w.append(f"no BF16 on {g.id}: runs as FP16 with loss scaling")
+        w.append(Msg("plan.w.no_bf16", gpu=g.id))
     if est.bound in ("memory", "network", "io"):
-        w.append(f"{est.bound}-bound on this hardware")
+        w.append(Msg("plan.w.bound." + est.bound))
     if c.cpu_factor > 1.01:
-        w.append(f"data loading: {row.get('vcpus')} vCPUs for {c.cfg.gpus_per_node} GPUs starves them: "
-                 f"x{c.cpu_factor:.2f} time")
+        w.append(Msg("plan.w.cpu_starved", vcpus=row.get("vcpus"), gpus=c.cfg.gpus_per_node,
+                     factor=f"{c.cpu_factor:.2f}"))
     if "spot_interruptions" in out:
         s = out["spot_interruptions"]
         every = s["checkpoint_interval_hours"]
-        w.append(f"spot: ~{s['expected_interruptions']:.1f} interruptions expected, "
-                 f"+{(c.spot_factor - 1) * 100:.0f}% time"
-                 + (f", checkpoint every {fmt_hours(every)}" if every else ""))
+        sp = Msg("plan.w.spot", n=f"{s['expected_interruptions']:.1f}", pct=f"{(c.spot_factor - 1) * 100:.0f}")
+        w.append(sp + Msg("plan.w.spot_ckpt", every=fmt_hours(every)) if every else sp)
     if row.get("freshness") == "stale":
-        w.append(f"price fetched {str(row.get('fetched_at'))[:10]} (stale): refresh before you buy")
+        w.append(Msg("plan.w.stale", date=str(row.get("fetched_at"))[:10]))
     covers, extras = row.get("covers") or [], row.get("extras") or {}
     if store_gb and "storage" not in covers and "storage_usd_per_gb_month" not in extras:
-        w.append(f"storage not priced: {store_gb:,.0f} GB kept for the run (ask the vendor)")
+        w.append(Msg("plan.w.storage", gb=f"{store_gb:,.0f}"))
     eg_rate, eg_src = egress_rate(row)
     if egress_gb and eg_rate is None:
-        w.append(f"egress not priced: {egress_gb:,.0f} GB out (hyperscalers charge ~0.05-0.12 USD/GB)")
+        w.append(Msg("plan.w.egress", gb=f"{egress_gb:,.0f}"))
     elif egress_gb and eg_src and eg_src.startswith("http"):
-        w.append(f"egress priced at {row['provider']}'s public internet rate: {egress_gb:,.0f} GB x "
-                 f"{eg_rate:g} USD/GB ({eg_src})")
+        w.append(Msg("plan.w.egress_priced", provider=row["provider"], gb=f"{egress_gb:,.0f}", rate=f"{eg_rate:g}",
+                     source=eg_src))
     try:
         from gpuquote.offers.checklist import check_offer
 
         for item in check_offer(offer_from_row(row)):
             if item.status != "ok":
-                w.append(f"checklist {item.item} {item.name} {item.status}: {item.message}")
+                w.append(Msg("plan.w.checklist", item=item.item, name=item.name,
+                             status=Msg("plan.w.status." + item.status), message=item.message))
     except Exception as e:  # a malformed catalog row must not break a plan
-        w.append(f"checklist not run: {e}")
+        w.append(Msg("plan.w.checklist_error", error=str(e)))
     return w
 
 
@@ -261,31 +259,28 @@ def _host_sizing(job: Job, cfg: Config, ev: NodeEval, ckpt: float, A: dict) -> d
         "nvme_gb_per_node": round(nvme_gb * 1.2, 1),
         "nvme_write_gbs_per_node": round(ckpt_node_gb / h["checkpoint_write_seconds"], 2) if ckpt else None,
         "checkpoint_gb": round(ckpt / 1e9, 1) if ckpt else None,
-        "why": f"{cores // gpn} cores per GPU for data loading; RAM >= GPU memory of the node; NVMe for the dataset"
-               f" cache, the checkpoints kept (+20%), a checkpoint written in {h['checkpoint_write_seconds']} s",
+        "why": Msg("plan.host.why", cores=cores // gpn, seconds=h["checkpoint_write_seconds"]),
     }
 
 
 def _stated_assumptions(job: Job, A: dict, opts: PlanOptions, online: bool) -> list[str]:
     s = A["spot"]
-    out = ["billing: catalog offers at their stated granularity, else per second/minute/hour as priced",
-           f"spot interruptions per node-hour: {s['interruptions_per_node_hour']['hyperscaler']} (hyperscalers), "
-           f"{s['interruptions_per_node_hour']['marketplace']} (markets)"
-           + (f"; overridden: {opts.interruption_rate}" if opts.interruption_rate is not None else "")
-           + f"; restart {s['restart_hours']} h; Young/Daly checkpoint interval",
-           f"checkpoint write speed: the offer's stated NVMe write speed, else {A['storage']['nvme_write_gbs_local']}"
-           f" GB/s per node with local NVMe, {A['storage']['nvme_write_gbs_default']} GB/s when NVMe is not stated",
-           "egress: the offer's price, else the provider's public internet rate (aws, gcp, azure: data/egress.yaml, "
-           "first paid tier, free allowance not deducted)",
-           "sections: on-demand, spot and purchases ranked apart; in `rows` every rental comes before any purchase",
-           f"objective: {opts.objective} (balanced = cost x time)"]
+    spot = Msg("plan.a.spot_rate", hyper=s["interruptions_per_node_hour"]["hyperscaler"],
+               market=s["interruptions_per_node_hour"]["marketplace"])
+    if opts.interruption_rate is not None:
+        spot = spot + Msg("plan.a.spot_overridden", rate=opts.interruption_rate)
+    out = [Msg("plan.a.billing"),
+           spot + Msg("plan.a.spot_restart", hours=s["restart_hours"]),
+           Msg("plan.a.ckpt_speed", local=A["storage"]["nvme_write_gbs_local"],
+               default=A["storage"]["nvme_write_gbs_default"]),
+           Msg("plan.a.egress"),
+           Msg("plan.a.sections"),
+           Msg("plan.a.objective", objective=opts.objective)]
     if job.kind == "train":
         h = A["host"]
-        out.append(f"data loading: time x (1 + ({h['train_min_cores_per_gpu']} / vCPUs per GPU)^"
-                   f"{h['data_loading_overlap_k']})^(1/{h['data_loading_overlap_k']}) (0.5 vCPU/GPU ~x2, 1 ~x1.19, "
-                   "4 ~x1)")
+        out.append(Msg("plan.a.data_loading", cores=h["train_min_cores_per_gpu"], k=h["data_loading_overlap_k"]))
     if job.kind == "infer":
-        out.append("usd_per_million_tokens counts input + output tokens; usd_per_million_output_tokens output only")
+        out.append(Msg("plan.a.tokens_counted"))
     return out
 
 
@@ -340,13 +335,10 @@ def annotate_sections(sections: dict[str, list[dict]], table) -> None:
             r["spot_discount_pct"] = pct
             r["on_demand_usd_per_gpu_hour"] = ref
             if pct > 80 and not any(w.startswith("spot discount") for w in r["warnings"]):
-                r["warnings"].insert(0, f"spot discount {pct:.0f}% below the same SKU on demand ({ref:.3g} "
-                                        "USD/GPU-h): rarely available for long, plan on the on-demand price")
+                r["warnings"].insert(0, Msg("plan.w.spot_discount", pct=f"{pct:.0f}", ref=f"{ref:.3g}"))
         if r["nodes"] > 1 and r["time_hours"] > 24 and "servers" not in r \
                 and not any(w.startswith("spot multi-node") for w in r["warnings"]):  # (online: independent servers)
-            r["warnings"].insert(0, f"spot multi-node: {r['nodes']} spot nodes held together for "
-                                    f"{fmt_hours(r['time_hours'])}: capacity is not guaranteed, each reclaim stops "
-                                    "every node")
+            r["warnings"].insert(0, Msg("plan.w.spot_multi", nodes=r["nodes"], hours=fmt_hours(r["time_hours"])))
 
 
 @lru_cache(maxsize=65536)
@@ -376,6 +368,23 @@ def _on_demand_refs(table, wanted: set[tuple[str, str]]) -> dict[tuple, float]:
     return out
 
 
+def _group_reason(reason: str, gpu: str | None, key: str) -> str:
+    """The group's sentence, still translatable: a Msg naming the GPU becomes the same Msg with '{gpus}'."""
+    if not isinstance(reason, Msg):
+        return key
+    if not gpu:
+        return reason
+    params = {k: "{gpus}" if v == gpu else v for k, v in reason.params.items()}
+    for k in (reason.key, reason.key + "_group"):  # *_group: the sentence without what follows the GPU id
+        try:
+            m = Msg(k, **params)
+        except KeyError:
+            continue
+        if m == key:
+            return m
+    return key
+
+
 def group_excluded(excluded: dict[str, int]) -> list[dict]:
     """`excluded` grouped by reason: one FP8 (or memory, or precision) sentence with the GPUs it applies to."""
     ids = set(load_gpus())
@@ -389,7 +398,7 @@ def group_excluded(excluded: dict[str, int]) -> list[dict]:
         if gpu:
             key = re.sub(rf"(?<![\w.-]){re.escape(gpu)}(?![\w.-])( \((?:[^()]|\([^()]*\))*\))?", "{gpus}",
                          reason, count=1)
-        g = groups.setdefault(key, {"reason": key, "count": 0, "gpus": []})
+        g = groups.setdefault(key, {"reason": _group_reason(reason, gpu, key), "count": 0, "gpus": []})
         g["count"] += n
         if gpu:
             g["gpus"].append(gpu)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from gpuquote.i18n import Msg
 from gpuquote.probe import amd, host, nvidia
 from gpuquote.probe.run import DEFAULT_TIMEOUT_S, CmdResult, Runner, live_runner
 
@@ -114,8 +115,7 @@ def _nvidia(c: _Collector, root: Path, pci: dict) -> dict:
         if (cls["intra_node"] == "unknown" and len(gpus) > 1 and len(nvl) == len(gpus)
                 and not any(active.values()) and any(d["all_inactive"] or d["links"] for d in nvl.values())):
             # No topology matrix, but nvidia-smi itself says no GPU has an active NVLink: peers talk over PCIe.
-            cls = {"intra_node": "pcie", "evidence": "no topology matrix; nvidia-smi nvlink -s reports no active "
-                   "NVLink on any GPU"}
+            cls = {"intra_node": "pcie", "evidence": Msg("probe.ev.no_matrix")}
         out["topology"] = {**cls, "links_per_gpu": max_links, "nvswitch_pci_devices": pci.get("nvswitches"),
                            "fabric_completed": fabric,
                            "matrix": {f"GPU{a}-GPU{b}": v for (a, b), v in sorted(links.items()) if a < b},

@@ -11,6 +11,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from gpuquote.hardware import load_gpus, narrow, try_resolve
+from gpuquote.i18n import Msg
 
 _NUM = re.compile(r"-?\d+(?:\.\d+)?")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -271,33 +272,30 @@ def classify_intra_node(n_gpus: int, links: dict[tuple[int, int], str], max_link
     the links must go through switches. Bonds that fit the GPU's own links are a direct mesh or bridges.
     """
     if n_gpus <= 0:
-        return {"intra_node": None, "evidence": "no GPU"}
+        return {"intra_node": None, "evidence": Msg("probe.ev.no_gpu")}
     if n_gpus == 1:
-        return {"intra_node": "none", "evidence": "one GPU"}
+        return {"intra_node": "none", "evidence": Msg("probe.ev.one_gpu")}
     if not links:
-        return {"intra_node": "unknown", "evidence": "topology not readable"}
+        return {"intra_node": "unknown", "evidence": Msg("probe.ev.unreadable")}
     per_gpu: dict[int, list[int]] = {}
     for (a, _b), cell in links.items():
         per_gpu.setdefault(a, []).append(nv_count(cell))
     nv_pairs = sum(1 for c in links.values() if nv_count(c))
     non_nv = sorted({c for c in links.values() if not nv_count(c)})
     if nv_pairs == 0:
-        return {"intra_node": "pcie", "evidence": f"no NVLink between GPUs; paths {', '.join(non_nv)}"}
+        return {"intra_node": "pcie", "evidence": Msg("probe.ev.no_nvlink", paths=", ".join(non_nv))}
     if nv_pairs < len(links):
         return {"intra_node": "nvlink", "partial": True,
-                "evidence": f"NVLink between some GPU pairs only ({nv_pairs // 2} of {len(links) // 2}); "
-                            f"the others over {', '.join(non_nv)}"}
+                "evidence": Msg("probe.ev.partial", n=nv_pairs // 2, total=len(links) // 2, paths=", ".join(non_nv))}
     bonds = max(sum(v) for v in per_gpu.values())
     if max_links and bonds > max_links:
         return {"intra_node": "nvswitch",
-                "evidence": f"every GPU pair on NVLink, {bonds} bonded links per GPU > {max_links} physical: switched"}
+                "evidence": Msg("probe.ev.switched", bonds=bonds, max=max_links)}
     if nvswitch_devices or fabric_completed:
-        return {"intra_node": "nvswitch", "evidence": "every GPU pair on NVLink; NVSwitch devices or fabric present"}
+        return {"intra_node": "nvswitch", "evidence": Msg("probe.ev.fabric")}
     if max_links is None:
-        return {"intra_node": "nvlink", "evidence": "every GPU pair on NVLink; links per GPU unknown, "
-                "so switched vs direct cannot be told apart"}
-    return {"intra_node": "nvlink", "evidence": f"every GPU pair on NVLink, {bonds} links per GPU fit the "
-            f"{max_links} physical: direct mesh"}
+        return {"intra_node": "nvlink", "evidence": Msg("probe.ev.links_unknown")}
+    return {"intra_node": "nvlink", "evidence": Msg("probe.ev.mesh", bonds=bonds, max=max_links)}
 
 
 def identify(name: str, memory_mib: float | None, power_w: float | None) -> dict:

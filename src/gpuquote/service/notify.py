@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import Msg
 
 KINDS = ("webhook", "email", "stdout")
 ACCEPTED = ["webhook:http(s)://HOST/PATH", "email:ADDRESS", "stdout"]
@@ -43,7 +44,8 @@ def parse_target(raw: str | None) -> tuple[str, str]:
         if not EMAIL_RE.match(target):
             raise BadInput(f"--notify: '{target}' is not an email address", field="notify", accepted=ACCEPTED)
         return "email", target
-    raise BadInput(f"--notify: '{s}' is not one of {', '.join(ACCEPTED)}", field="notify", accepted=ACCEPTED)
+    raise BadInput(Msg("err.not_one_of", field="--notify",
+                       value=s, accepted=", ".join(ACCEPTED)), field="notify", accepted=ACCEPTED)
 
 
 def send(target: str, payload: dict, *, env: Mapping[str, str] | None = None) -> str:

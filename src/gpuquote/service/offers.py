@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, group_ids, members, resolve
+from gpuquote.i18n import Msg
 from gpuquote.offers.model import OFFER_FORMS
 from gpuquote.store import SORT_COLUMNS, OfferFilter, distinct_providers, open_reader, query_offers
 
@@ -58,18 +59,21 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     offer known only as a bare `a100` never passes a memory filter. `form` keeps rentals, terms or purchases.
     """
     if form is not None and form not in OFFER_FORMS:
-        raise BadInput(f"--form: '{form}' is not one of {', '.join(OFFER_FORMS)}", field="form",
+        raise BadInput(Msg("err.not_one_of", field="--form", value=form, accepted=", ".join(OFFER_FORMS)), field="form",
                        accepted=list(OFFER_FORMS))
     if form_factor is not None and form_factor not in FORM_FILTERS:
-        raise BadInput(f"--form-factor: '{form_factor}' is not one of {', '.join(FORM_FILTERS)}",
+        raise BadInput(Msg("err.not_one_of", field="--form-factor",
+                           value=form_factor, accepted=", ".join(FORM_FILTERS)),
                        field="form_factor", accepted=list(FORM_FILTERS))
     if memory_gib is not None and memory_gib <= 0:
         raise BadInput(f"--memory-gib: must be > 0, got {memory_gib}", field="memory_gib")
     if interconnect is not None and interconnect not in INTERCONNECTS:
-        raise BadInput(f"--interconnect: '{interconnect}' is not one of {', '.join(INTERCONNECTS)}",
+        raise BadInput(Msg("err.not_one_of", field="--interconnect",
+                           value=interconnect, accepted=", ".join(INTERCONNECTS)),
                        field="interconnect", accepted=list(INTERCONNECTS))
     if sort not in SORT_COLUMNS:
-        raise BadInput(f"--sort: '{sort}' is not one of {', '.join(sorted(SORT_COLUMNS))}", field="sort",
+        raise BadInput(Msg("err.not_one_of", field="--sort",
+                           value=sort, accepted=", ".join(sorted(SORT_COLUMNS))), field="sort",
                        accepted=sorted(SORT_COLUMNS))
     if min_gpus is not None and min_gpus <= 0:
         raise BadInput(f"--min-gpus: must be > 0, got {min_gpus}", field="min_gpus")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuquote.errors import BadInput
+from gpuquote.i18n import Msg
 from gpuquote.plan import PlanOptions, plan
 from gpuquote.plan.candidates import row_from_offer
 from gpuquote.plan.table import OfferTable
@@ -59,7 +60,8 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
                        interruption_rate=interruption_rate, serving_hours=serving_hours, gpus=gpus, nodes=nodes)
     opts.check()
     if interconnect is not None and interconnect not in INTERCONNECTS:
-        raise BadInput(f"--interconnect: '{interconnect}' is not one of {', '.join(INTERCONNECTS)}",
+        raise BadInput(Msg("err.not_one_of", field="--interconnect",
+                           value=interconnect, accepted=", ".join(INTERCONNECTS)),
                        field="interconnect", accepted=list(INTERCONNECTS))
     overrides = parse_overrides(rate)
     providers = [p.strip().lower() for x in ([provider] if isinstance(provider, str) else provider or [])
@@ -68,7 +70,7 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
     online_default = None
     if spot is None and j.kind == "infer" and j.requests_per_s is not None and j.total_requests is None:
         spot = False  # an interruption drops live traffic: serving is priced on-demand unless asked
-        online_default = "online serving: spot offers left out (an interruption drops live traffic); --spot to include"
+        online_default = Msg("plan.a.online_no_spot")
     table = OfferTable.from_rows([])
     reader = None
     from gpuquote.service import columns
@@ -110,6 +112,6 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
     result["quote_errors"] = quote_errors
     n_bad = sum(1 for e in quote_errors if e.get("contradicts"))
     if n_bad:
-        key = "contradictory quote (checklist items 1-5): see quote_errors"
+        key = Msg("plan.x.contradictory_see")
         result["excluded"][key] = result["excluded"].get(key, 0) + n_bad
     return result

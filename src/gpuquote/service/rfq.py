@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuquote.errors import BadInput
-from gpuquote.i18n import LANGS, current_lang, t
+from gpuquote.i18n import LANGS, Msg, current_lang, t
 
 FORMATS = ("md", "yaml", "json")
 COVERS = ("power", "hosting", "storage", "egress", "support")
@@ -35,7 +35,8 @@ def _lang(lang: str | None) -> str:
     if lang is None:
         return current_lang()
     if lang not in LANGS:
-        raise BadInput(f"--lang: '{lang}' is not one of {', '.join(LANGS)}", field="lang", accepted=list(LANGS))
+        raise BadInput(Msg("err.not_one_of", field="--lang",
+                           value=lang, accepted=", ".join(LANGS)), field="lang", accepted=list(LANGS))
     return lang
 
 
@@ -311,7 +312,7 @@ def quote_template(rfq: dict) -> dict:
 def rfq_document(job: dict | str | Path, *, fmt: str = "md", **kw: Any) -> str | dict:
     """The RFQ as Markdown text, a YAML quote-file template, or the JSON-able dict."""
     if fmt not in FORMATS:
-        raise BadInput(f"--format: '{fmt}' is not one of {', '.join(FORMATS)}", field="format",
+        raise BadInput(Msg("err.not_one_of", field="--format", value=fmt, accepted=", ".join(FORMATS)), field="format",
                        accepted=list(FORMATS))
     rfq = build_rfq(job, **kw)
     if fmt == "json":

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from gpuquote.errors import BadInput
-from gpuquote.i18n import t
+from gpuquote.i18n import Msg, t
 
 KINDS = ("offers", "plan")
 FILTER_KEYS = ("gpu", "min_gpus", "interconnect", "region", "spot", "provider")
@@ -58,12 +58,14 @@ def check_filters(filters: dict | None) -> dict:
             out[k] = x
         elif k == "interconnect":
             if v not in INTERCONNECTS:
-                raise BadInput(f"--interconnect: '{v}' is not one of {', '.join(INTERCONNECTS)}",
+                raise BadInput(Msg("err.not_one_of", field="--interconnect",
+                                   value=v, accepted=", ".join(INTERCONNECTS)),
                                field="interconnect", accepted=list(INTERCONNECTS))
             out[k] = v
         elif k == "spot":
             if not isinstance(v, bool):
-                raise BadInput(f"--spot: '{v}' is not one of true, false", field="spot", accepted=["true", "false"])
+                raise BadInput(Msg("err.not_one_of", field="--spot",
+                                   value=v, accepted="true, false"), field="spot", accepted=["true", "false"])
             out[k] = v
         elif k == "provider":
             items = [v] if isinstance(v, str) else list(v)
