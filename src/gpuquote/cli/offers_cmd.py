@@ -30,26 +30,25 @@ if TYPE_CHECKING:
 def register(app: typer.Typer) -> None:
     import typer
 
-    @app.command("offers")
+    @app.command("offers", help=t("help.offers"))
     def offers(
-        gpu: str = typer.Option(None, "--gpu", help="GPU id or any alias; a family (a100-80gb) matches its SKUs."),
-        min_gpus: float = typer.Option(None, "--min-gpus", help="At least this many GPUs per offer."),
-        interconnect: str = typer.Option(None, "--interconnect", help="nvswitch | nvlink | pcie"),
-        memory: float = typer.Option(None, "--memory", help="GPU memory in GB (80: A100/H100 80 GB...)."),
-        form_factor: str = typer.Option(None, "--form-factor", help="pcie | sxm | oam"),
-        form: str = typer.Option(None, "--form", help="rental | purchase | term (what the price buys)."),
-        region: str = typer.Option(None, "--region", help="Region id, or its prefix (us-east)."),
-        spot: bool = typer.Option(None, "--spot/--no-spot", help="Only spot / only on-demand (default both)."),
-        provider: list[str] = typer.Option(None, "--provider", help="Provider id(s): aws, gcp, azure, lambda, ..."),
-        max_price_usd: float = typer.Option(None, "--max-price-usd", help="Max USD per GPU-hour."),
-        sort: str = typer.Option("price", "--sort", help="price | provider | region | gpu | count | fetched | ..."),
-        desc: bool = typer.Option(False, "--desc", help="Sort descending."),
-        limit: int = typer.Option(None, "--limit", help="Show at most this many rows (table default 50)."),
-        offset: int = typer.Option(0, "--offset", help="Skip this many rows of the sorted result (paging)."),
-        summary: bool = typer.Option(False, "--summary", help="One row per GPU id: offers, providers, cheapest "
-                                     "and median on-demand and spot $/GPU-h (same filters)."),
-        as_json: bool = typer.Option(False, "--json", help="JSON output (same body as GET /api/offers)."),
-        as_csv: bool = typer.Option(False, "--csv", help="CSV output."),
+        gpu: str = typer.Option(None, "--gpu", help=t("help.offers.opt.gpu")),
+        min_gpus: float = typer.Option(None, "--min-gpus", help=t("help.offers.opt.min_gpus")),
+        interconnect: str = typer.Option(None, "--interconnect", help=t("help.offers.opt.interconnect")),
+        memory: float = typer.Option(None, "--memory", help=t("help.offers.opt.memory")),
+        form_factor: str = typer.Option(None, "--form-factor", help=t("help.offers.opt.form_factor")),
+        form: str = typer.Option(None, "--form", help=t("help.offers.opt.form")),
+        region: str = typer.Option(None, "--region", help=t("help.offers.opt.region")),
+        spot: bool = typer.Option(None, "--spot/--no-spot", help=t("help.offers.opt.spot")),
+        provider: list[str] = typer.Option(None, "--provider", help=t("help.offers.opt.provider")),
+        max_price_usd: float = typer.Option(None, "--max-price-usd", help=t("help.offers.opt.max_price_usd")),
+        sort: str = typer.Option("price", "--sort", help=t("help.offers.opt.sort")),
+        desc: bool = typer.Option(False, "--desc", help=t("help.offers.opt.desc")),
+        limit: int = typer.Option(None, "--limit", help=t("help.offers.opt.limit")),
+        offset: int = typer.Option(0, "--offset", help=t("help.offers.opt.offset")),
+        summary: bool = typer.Option(False, "--summary", help=t("help.offers.opt.summary")),
+        as_json: bool = typer.Option(False, "--json", help=t("help.offers.opt.as_json")),
+        as_csv: bool = typer.Option(False, "--csv", help=t("help.offers.opt.as_csv")),
         currency: str = typer.Option(None, "--currency", help=t("money.opt.currency")),
     ) -> None:
         """List offers with normalised USD per GPU-hour, cheapest first."""

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from gpuquote.errors import BadInput
-from gpuquote.i18n import LANGS, t
+from gpuquote.i18n import LANGS, localize, t
 from gpuquote.service.encoding import dumps
 from gpuquote.web import charts, common
 
@@ -69,12 +69,25 @@ def render(request: Request, template: str, status: int = 200, **ctx: Any) -> HT
         return t(key, lang, **kw)
 
     page = ctx.pop("page", "")
+    # sentences computed below (plan warnings, checklist findings, errors) in the page's language
+    ctx = {k: (_LocalError(v, lang) if isinstance(v, BadInput) else localize(v, lang)) for k, v in ctx.items()}
     html = env().get_template(template).render(_=_, lang=lang, nav=NAV, page=page, switch=switch,
                                                path=request.url.path, max_chars=common.MAX_TEXT_CHARS, **ctx)
     resp = HTMLResponse(html, status_code=status)
     if request.query_params.get("lang"):
         resp.set_cookie(common.LANG_COOKIE, lang, max_age=365 * 86400, samesite="lax", httponly=True)
     return resp
+
+
+class _LocalError:
+    """A BadInput as a template shows it: its message in the page's language, its field and accepted values."""
+
+    def __init__(self, e: BadInput, lang: str):
+        self.field, self.accepted = e.field, e.accepted
+        self.text = str(localize(getattr(e, "message", str(e)), lang))
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def error_page(request: Request, status: int, message: str) -> HTMLResponse:
