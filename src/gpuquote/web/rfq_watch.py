@@ -136,7 +136,8 @@ def rfq_page(request: Request):
 
 @pages.post("/rfq")
 async def rfq_submit(request: Request):
-    from gpuquote.web.pages import json_twin, lang_of, opt_choice, opt_int, opt_str, render, wants_json
+    from gpuquote.web.forms import opt_choice, opt_int, opt_str
+    from gpuquote.web.pages import json_twin, lang_of, render, wants_json
 
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
     shown = {**_rfq_defaults(request), **form}
@@ -185,16 +186,8 @@ def watches_page(request: Request):
 @pages.post("/watches")
 async def watches_submit(request: Request):
     from gpuquote.service.watch import list_watches
-    from gpuquote.web.pages import (
-        json_twin,
-        opt_bool,
-        opt_choice,
-        opt_float,
-        opt_str,
-        providers_of,
-        render,
-        wants_json,
-    )
+    from gpuquote.web.forms import opt_bool, opt_choice, opt_float, opt_str, providers_of
+    from gpuquote.web.pages import json_twin, render, wants_json
 
     form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
     try:
