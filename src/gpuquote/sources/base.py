@@ -111,3 +111,30 @@ def gpu_fields(provider: str, sku: str, gpu_name: str, gpu_count: float, *, memo
         intra = "unknown"
     mems = {gpus[m].memory_gib for m in res.members}
     return GpuFields(res.id, form, intra, mems.pop() if len(mems) == 1 else None, facts, notes, settled)
+
+
+def add_by_zone(by_key: dict[tuple, dict], offer: dict, zone: str | None) -> None:
+    """One offer per (region, sku, spot): zones at the same price merge into it, a zone priced differently
+    becomes its own offer (`<id>@<zone>`). SkyPilot catalogs and the China-cloud catalogs list one row per zone."""
+    region, sku, spot = offer["region"], offer["sku"], offer["spot"]
+    prev = by_key.get((region, sku, spot))
+    if prev is None:
+        offer["_zones"] = {zone} if zone else set()
+        by_key[(region, sku, spot)] = offer
+    elif abs(prev["price"].amount - offer["price"].amount) < 1e-9:
+        prev["_zones"].add(zone)
+    elif (region, sku, spot, zone) not in by_key:
+        offer["_zones"] = {zone}
+        offer["id"] = f"{offer['provider']}:{region}:{sku}@{zone}" + (":spot" if spot else "")
+        by_key[(region, sku, spot, zone)] = offer
+
+
+def zoned_offers(by_key: dict[tuple, dict]) -> list[Offer]:
+    """The offers `add_by_zone` collected, each noting the zones it stands for."""
+    out = []
+    for offer in by_key.values():
+        zones = sorted(z for z in offer.pop("_zones") if z)
+        if zones:
+            offer["notes"] = offer["notes"] + [f"zones: {', '.join(zones)}"]
+        out.append(Offer(**offer))
+    return out

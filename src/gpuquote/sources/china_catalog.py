@@ -15,8 +15,8 @@ import re
 from datetime import datetime
 
 from gpuquote.hardware import load_gpus
-from gpuquote.offers import InterNode, Offer, Price
-from gpuquote.sources.base import ParseResult, gpu_fields
+from gpuquote.offers import InterNode, Price
+from gpuquote.sources.base import ParseResult, add_by_zone, gpu_fields, zoned_offers
 
 CLOUDS = ("alicloud", "tencentcloud")
 #: The catalog's fixed conversion (`--cny-usd-rate 0.138` in its fetch workflows).
@@ -156,22 +156,6 @@ def parse_rows(rows: list[dict], cloud: str, *, fetched_at: datetime, source: st
                 notes=notes + [f"CNY {cny:g}/h restored from the catalog's {usd:g} USD (converted at the fixed "
                                f"{CATALOG_CNY_USD} USD/CNY); USD shown here uses the dated rates"],
             )
-            key = (region, sku, spot)
-            prev = by_key.get(key)
-            if prev is None:
-                offer["_zones"] = {zone} if zone else set()
-                by_key[key] = offer
-            elif abs(prev["price"].amount - cny) < 1e-9:
-                prev["_zones"].add(zone)
-            else:  # same type priced differently in another zone: its own offer
-                zkey = (region, sku, spot, zone)
-                if zkey not in by_key:
-                    offer["_zones"] = {zone}
-                    offer["id"] = f"{cloud}:{region}:{sku}@{zone}" + (":spot" if spot else "")
-                    by_key[zkey] = offer
-    for offer in by_key.values():
-        zones = sorted(z for z in offer.pop("_zones") if z)
-        if zones:
-            offer["notes"] = offer["notes"] + [f"zones: {', '.join(zones)}"]
-        result.offers.append(Offer(**offer))
+            add_by_zone(by_key, offer, zone)
+    result.offers.extend(zoned_offers(by_key))
     return result

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware import load_gpus
-from gpuquote.offers import InterNode, Offer, Price
-from gpuquote.sources.base import ParseResult, gpu_fields
+from gpuquote.offers import InterNode, Price
+from gpuquote.sources.base import ParseResult, add_by_zone, gpu_fields, zoned_offers
 from gpuquote.sources.common import csv_rows
 
 HOSTED_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{cloud}/vms.csv"
@@ -224,24 +224,8 @@ def parse_vms_csv(text: str, cloud: str, *, fetched_at: datetime, source: str) -
                 gpu_memory_gib=fields.gpu_memory_gib,
                 notes=notes + (["fractional GPU: a shared slice of one card"] if fractional else []),
             )
-            key = (region, offer["sku"], spot)
-            prev = by_key.get(key)
-            if prev is None:
-                offer["_zones"] = {zone} if zone else set()
-                by_key[key] = offer
-            elif abs(prev["price"].amount - price) < 1e-9:
-                prev["_zones"].add(zone)
-            else:  # the same SKU priced differently in another zone: its own offer
-                zkey = (region, offer["sku"], spot, zone)
-                if zkey not in by_key:
-                    offer["_zones"] = {zone}
-                    offer["id"] = f"{cloud}:{region}:{offer['sku']}@{zone}" + (":spot" if spot else "")
-                    by_key[zkey] = offer
-    for offer in by_key.values():
-        zones = sorted(z for z in offer.pop("_zones") if z)
-        if zones:
-            offer["notes"] = offer["notes"] + [f"zones: {', '.join(zones)}"]
-        result.offers.append(Offer(**offer))
+            add_by_zone(by_key, offer, zone)
+    result.offers.extend(zoned_offers(by_key))
     return result
 
 
