@@ -193,7 +193,11 @@ def test_fast_offers_json_is_byte_identical_to_dumps(args, memory_catalog):
 
 
 @pytest.mark.parametrize("ex,kw", [("qlora-7b", {}), ("lora-70b", {"gpu": "h100", "top": 5}),
-                                   ("serve-8b-online", {"region": "us", "spot": False})])
+                                   ("serve-8b-online", {"region": "us", "spot": False}),
+                                   # offers tied on cost and time: both paths read the rows in pk order
+                                   ("qlora-7b", {"gpu": "a100-80gb", "top": 10}),
+                                   ("serve-8b-online", {"gpu": "a100-80gb", "top": 22}),
+                                   ("pretrain-8b-100b-tokens", {"gpu": "a100", "top": 14})])
 def test_plans_from_the_in_memory_catalog_equal_plans_from_sql(ex, kw):
     from gpuquote.service.plan import plan_job
     from gpuquote.web.common import parse_job

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gpuquote.plan.assumptions import egress_prices, load
-from gpuquote.plan.planner import data_loading_factor
+from gpuquote.plan.pricing import data_loading_factor
 from gpuquote.plan.rows import fmt_hours
 from gpuquote.service.plan import plan_job
 

@@ -296,7 +296,19 @@ def _min_gpus(job: Job, hw: Hardware, g: GPU) -> int | None:
     return None
 
 
+#: Caches above this layer built from estimates (the planner's per-configuration evaluations) register here,
+#: so a constants override (leave-one-out, the fitter, tests) clears them too.
+_DEPENDENT_CACHES: list = []
+
+
+def on_clear_caches(clear) -> None:
+    """Call `clear()` whenever the estimate caches are cleared."""
+    _DEPENDENT_CACHES.append(clear)
+
+
 def clear_caches() -> None:
+    for clear in _DEPENDENT_CACHES:
+        clear()
     _estimate.cache_clear()
     _min_gpus.cache_clear()
     clear_serving_caches()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from gpuquote.errors import BadInput
 from gpuquote.hardware.interconnect import INTER_NODE_KINDS, INTRA_NODE
@@ -65,6 +65,7 @@ class Job(BaseModel):
     """What to run. `arch` is the resolved Architecture (preset or inline)."""
 
     model_config = _FROZEN
+    _key: tuple | None = PrivateAttr(default=None)
     kind: Kind = "train"
     model: str | None = None
     arch: Architecture | None = Field(default=None, exclude=True)
@@ -168,8 +169,22 @@ class Job(BaseModel):
 
     def cache_key(self) -> tuple:
         # which fields were stated matters as much as their values: a stated field is kept by the
-        # layout search and reported differently in `assumptions` (context_parallel: 1 vs the default 1)
-        return (self.model_dump_json(), tuple(sorted(self.model_fields_set)), self.arch)
+        # layout search and reported differently in `assumptions` (context_parallel: 1 vs the default 1).
+        # Memoised: the estimate caches hash a job tens of thousands of times per plan, and the job is frozen.
+        k = self._key
+        if k is None:
+            k = self._key = (self.model_dump_json(), tuple(sorted(self.model_fields_set)), self.arch)
+        return k
+
+    def __copy__(self) -> Job:  # model_copy(update=...) copies through here: the copy computes its own key
+        c = super().__copy__()
+        c._key = None
+        return c
+
+    def __deepcopy__(self, memo: dict | None = None) -> Job:
+        c = super().__deepcopy__(memo)
+        c._key = None
+        return c
 
     def __hash__(self) -> int:  # pydantic's frozen hash covers fields incl. arch
         return hash(self.cache_key())

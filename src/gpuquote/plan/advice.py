@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from gpuquote.estimate.job import Job
 from gpuquote.hardware import load_gpus
 from gpuquote.i18n import Msg, join
+from gpuquote.plan.table import OfferTable
 
 if TYPE_CHECKING:
     from gpuquote.plan.planner import PlanOptions
@@ -49,9 +52,12 @@ UPGRADES = (
 B200 = "plan.adv.b200"
 
 
-def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], opts: PlanOptions) -> list[dict]:
+def _advice(job: Job, result: dict, excluded: Counter, advice_rows: OfferTable | list[dict],
+            opts: PlanOptions) -> list[dict]:
     """When it applies: move up to H100 for compute, to H200 for memory, to Hopper for FP8."""
     gpus = load_gpus()
+    if not isinstance(advice_rows, OfferTable):
+        advice_rows = OfferTable.from_rows(advice_rows)  # once: each upgrade re-plans on a part of it
     best = result["rows"][0] if result["rows"] else None
     fam = gpus[best["estimated_as"]].family if best else None
     oom_80 = any(r.startswith("memory") for r in excluded)
@@ -88,13 +94,13 @@ def _advice(job: Job, result: dict, excluded: Counter, advice_rows: list[dict], 
     return out
 
 
-def _best_on(job: Job, advice_rows: list[dict], fams: tuple[str, ...], opts: PlanOptions) -> dict:
+def _best_on(job: Job, advice: OfferTable | list[dict], fams: tuple[str, ...], opts: PlanOptions) -> dict:
     """The plan of the job on the advice offers of these GPU families (the best row only)."""
     from gpuquote.plan.planner import PlanOptions, plan
 
-    gpus = load_gpus()
-    cand = [r for r in advice_rows if gpus.get(_sku(r["gpu_id"]), None) is not None
-            and gpus[_sku(r["gpu_id"])].family in fams]
+    table = advice if isinstance(advice, OfferTable) else OfferTable.from_rows(advice)
+    fam = table.families()
+    cand = table.take(np.nonzero(np.isin(fam, np.array(fams, dtype=object)))[0])
     return plan(job, cand, PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
                                        serving_hours=opts.serving_hours, gpus=opts.gpus, nodes=opts.nodes))
 

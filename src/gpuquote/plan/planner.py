@@ -12,21 +12,22 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
 from gpuquote.errors import BadInput
 from gpuquote.estimate import Hardware, estimate, min_gpus
-from gpuquote.estimate.api import EstimateResult, checkpoint_bytes
+from gpuquote.estimate.api import EstimateResult, checkpoint_bytes, on_clear_caches
 from gpuquote.estimate.job import Job
 from gpuquote.i18n import Msg
 from gpuquote.plan.advice import _advice, _nothing_fits
 from gpuquote.plan.assumptions import egress_prices, interruption_rate, load
 from gpuquote.plan.candidates import UNKNOWN_NETWORK_GBPS, Config, config_of, offer_from_row
+from gpuquote.plan.pricing import Priced, price_all
 from gpuquote.plan.rows import (
     Choice,
     NodeEval,
-    _cost_of_run,
     _front_entry,
     _host_sizing,
     _online,
@@ -101,7 +102,17 @@ def ranked_hours(est: EstimateResult) -> float:
 
 
 def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: float) -> list[NodeEval] | str:
-    """Node counts worth renting on this configuration, with their estimates; or why none fits."""
+    """Node counts worth renting on this configuration, with their estimates; or why none fits.
+
+    Cached: a server plans the same job on the same configurations under many filters, and the answer
+    depends only on the job, the configuration, --gpus/--nodes, the deadline and the serving hours."""
+    return _evaluate_config(job, cfg, opts.gpus, opts.nodes, opts.deadline_hours, serving_hours)
+
+
+@lru_cache(maxsize=16384)
+def _evaluate_config(job: Job, cfg: Config, gpus: int | None, nodes: int | None, deadline_hours: float | None,
+                     serving_hours: float) -> tuple[NodeEval, ...] | str:
+    opts = PlanOptions(gpus=gpus, nodes=nodes, deadline_hours=deadline_hours)
     a = load()["search"]
     try:
         mg = min_gpus(job, cfg.gpu, gpus_per_node=cfg.gpus_per_node, intra_node=cfg.intra_node,
@@ -133,7 +144,10 @@ def evaluate_config(job: Job, cfg: Config, opts: PlanOptions, serving_hours: flo
             if not est.fits or ranked_hours(est) >= out[-1].hours * 0.98:  # adding nodes no longer pays
                 break
             out.append(NodeEval(n, n * cfg.gpus_per_node, est, ranked_hours(est)))
-    return out or Msg("plan.x.no_fit_counts", gpu=cfg.gpu)
+    return tuple(out) or Msg("plan.x.no_fit_counts", gpu=cfg.gpu)
+
+
+on_clear_caches(_evaluate_config.cache_clear)
 
 
 def _storage_gb(job: Job, ckpt_bytes: float) -> tuple[float, float]:
@@ -146,7 +160,7 @@ def _storage_gb(job: Job, ckpt_bytes: float) -> tuple[float, float]:
 
 
 def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = None, *,
-         advice_rows: list[dict] | None = None) -> dict:
+         advice_rows: list[dict] | OfferTable | None = None) -> dict:
     """Rank the offers in `rows` (catalog rows or quotes as rows) for `job`; see DESIGN.md section 4."""
     opts = opts or PlanOptions()
     opts.check()
@@ -213,21 +227,21 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     st_a = A["storage"]
     wr_col = np.where(np.isfinite(table.c["nvme_wr"]), table.c["nvme_wr"],
                       np.where(table.c["nvme_gib"] > 0, st_a["nvme_write_gbs_local"], write_gbs))
-    parts: list[tuple] = []
+    priced_groups: list[tuple[Config, list[NodeEval], np.ndarray]] = []
     for cfg, idx in groups.items():
         ev = evaluate_config(job, cfg, opts, serving_hours)
         if isinstance(ev, str):
             excluded[ev] += len(idx)
             continue
-        parts.append((cfg, ev, *_price_group(job, cfg, ev, idx, table, lam_col, opts, write_gbs, restart_h, ckpt,
-                                               store_gb, egress_gb, A, deadline_fail, budget_fail,
-                                               eg_col=eg_col, wr_col=wr_col)))
-    kept, section_rows = _rank(parts, opts, table)
+        priced_groups.append((cfg, ev, idx))
+    priced = price_all(job, priced_groups, table, lam_col, opts, restart_h, ckpt, store_gb, egress_gb, A,
+                       deadline_fail, budget_fail, eg_col=eg_col, wr_col=wr_col)
+    kept, section_rows = _rank(priced, priced_groups, opts, table)
     pareto = _pareto(kept)
     pareto_ids = {c.row for c in pareto}
     by_row = {c.row: c for c in kept}
     chosen = [by_row[i] for i in section_rows["rows"]]
-    n_feasible = sum(len(p[2]) for p in parts)
+    n_feasible = len(priced)
     built: dict[int, dict] = {}
 
     def row_of(c: Choice) -> dict:
@@ -281,20 +295,17 @@ def _objective_key(objective: str):
     return lambda c: (c.cost_usd, c.time_hours)
 
 
-def _rank(parts, opts: PlanOptions, table: OfferTable) -> tuple[list[Choice], dict[str, list[int]]]:
+def _rank(p: Priced, groups: list[tuple[Config, list[NodeEval], np.ndarray]], opts: PlanOptions,
+          table: OfferTable) -> tuple[list[Choice], dict[str, list[int]]]:
     """All feasible offers, best first by the objective (NumPy over every offer; Choices for the first rows).
 
     Returns the Choices kept (the top rows, each section's top rows and the Pareto front) and, per list
     (`rows` and each section), the table rows in order. In `rows`, rentals come first: a purchase is never
     the #1 of a plan that can rent.
     """
-    if not parts:
+    if not len(p):
         return [], {k: [] for k in ("rows", *SECTIONS)}
-    rows = np.concatenate([p[2] for p in parts])
-    T = np.concatenate([p[4] for p in parts])
-    C = np.concatenate([p[5] for p in parts])
-    part_of = np.concatenate([np.full(len(p[2]), k) for k, p in enumerate(parts)])
-    pos = np.concatenate([np.arange(len(p[2])) for p in parts])
+    rows, T, C = p.rows, p.T, p.C
     if opts.objective == "time":
         order = np.lexsort((C, T))
     elif opts.objective == "balanced":
@@ -313,9 +324,9 @@ def _rank(parts, opts: PlanOptions, table: OfferTable) -> tuple[list[Choice], di
     keep = list(dict.fromkeys([*np.concatenate(list(lists.values())).tolist(), *front[:50].tolist()]))
     out = []
     for k in keep:
-        cfg, evs, _, js, _, _, F, cpuf = parts[part_of[k]]
-        m = pos[k]
-        out.append(Choice(int(rows[k]), cfg, evs[int(js[m])], float(T[k]), float(C[k]), float(F[m]), float(cpuf[m])))
+        cfg, evs, _ = groups[int(p.group[k])]
+        out.append(Choice(int(rows[k]), cfg, evs[int(p.j[k])], float(T[k]), float(C[k]), float(p.F[k]),
+                          float(p.cpuf[k])))
     out.sort(key=_objective_key(opts.objective))
     return out, {k: [int(rows[i]) for i in v] for k, v in lists.items()}
 
@@ -352,69 +363,5 @@ def _egress_column(table: OfferTable) -> np.ndarray:
     return eg
 
 
-def data_loading_factor(cores_per_gpu: np.ndarray, A: dict) -> np.ndarray:
-    """Training time factor from vCPUs per GPU: smooth, (1 + (c0/c)^k)^(1/k) (data/plan_assumptions.yaml host)."""
-    c0, k = A["host"]["train_min_cores_per_gpu"], A["host"]["data_loading_overlap_k"]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f = (1.0 + (c0 / cores_per_gpu) ** k) ** (1.0 / k)
-    return np.where(np.isfinite(cores_per_gpu) & (cores_per_gpu > 0), f, 1.0)
-
-
-def _price_group(job, cfg, evs, idx, table: OfferTable, lam_col, opts, write_gbs, restart_h, ckpt, store_gb,
-                 egress_gb, A, deadline_fail, budget_fail, *, eg_col=None, wr_col=None) -> tuple[np.ndarray, ...]:
-    """Cost and time of every offer of one configuration at each node count; the best count per offer."""
-    ia = np.asarray(idx)
-    idx = ia
-    n = len(ia)
-    c = table.c
-    rate, gran, simple, lam = c["rate"][ia], c["gran"][ia], c["per_simple"][ia], lam_col[ia]
-    cores = c["vcpus"][ia] / cfg.gpus_per_node
-    cpuf = np.ones(n)
-    if job.kind == "train":
-        cpuf = data_loading_factor(cores, A)
-    covers_storage = c["cov_st"][ia]
-    st_rate = c["st"][ia]
-    egress = np.where(c["cov_eg"][ia], 0.0, (c["eg"] if eg_col is None else eg_col)[ia] * egress_gb)
-    wr = np.full(n, write_gbs) if wr_col is None else wr_col[ia]
-
-    k = len(evs)
-    T = np.empty((n, k))
-    C = np.empty((n, k))
-    F = np.empty((n, k))
-    for j, ev in enumerate(evs):
-        w = ckpt / ev.nodes / (wr * 1e9) / 3600.0 if ckpt else np.zeros(n)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mtbi = np.where(lam > 0, 1.0 / (lam * ev.nodes), np.inf)
-            tau = np.sqrt(2.0 * w * mtbi)
-            f = np.where(lam > 0, np.where(w > 0, 1.0 + w / tau + (tau / 2.0 + restart_h) / mtbi,
-                                           1.0 + restart_h / mtbi), 1.0)
-        t = ev.hours * f * cpuf
-        billed = np.ceil(t * 3600.0 / gran - 1e-9) * gran / 3600.0
-        run = billed * rate * ev.nodes
-        for m in np.nonzero(~simple)[0]:  # monthly, term and other forms: the billing rules of offers.billing
-            run[m] = _cost_of_run(table.row(int(idx[m])), float(t[m]), ev.nodes)
-        storage = np.where(covers_storage, 0.0, st_rate * store_gb * t / 730.0)
-        T[:, j], C[:, j], F[:, j] = t, run + storage + egress, f
-    feasible = np.isfinite(C)
-    if opts.deadline_hours:
-        feasible &= opts.deadline_hours >= T
-    if opts.budget_usd:
-        feasible &= opts.budget_usd >= C
-    score = {"cost": C + T * 1e-9, "time": T + C * 1e-12, "balanced": C * T}[opts.objective]
-    score = np.where(feasible, score, np.inf)
-    best = np.argmin(score, axis=1)
-    ar = np.arange(n)
-    ok = np.isfinite(score[ar, best])
-    idx_a = np.asarray(idx)
-    for m in np.nonzero(~ok)[0]:  # why an offer cannot be chosen: the closest it comes
-        if opts.deadline_hours and not (T[m] <= opts.deadline_hours).any():
-            jj = int(np.nanargmin(T[m]))
-            deadline_fail.append((float(T[m, jj]), float(C[m, jj]), int(idx_a[m])))
-        elif np.isfinite(C[m]).any():
-            jj = int(np.nanargmin(np.where(np.isfinite(C[m]), C[m], np.inf)))
-            budget_fail.append((float(T[m, jj]), float(C[m, jj]), int(idx_a[m])))
-    b = best[ok]
-    # (row indices, chosen node-eval index, time, cost, spot factor, cpu factor) of the feasible offers
-    return idx_a[ok], b, T[ar[ok], b], C[ar[ok], b], F[ar[ok], b], cpuf[ok]
 
 

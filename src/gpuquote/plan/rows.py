@@ -229,16 +229,47 @@ def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[s
     elif egress_gb and eg_src and eg_src.startswith("http"):
         w.append(Msg("plan.w.egress_priced", provider=row["provider"], gb=f"{egress_gb:,.0f}", rate=f"{eg_rate:g}",
                      source=eg_src))
+    w.extend(checklist_warnings(row))
+    return w
+
+
+#: The checklist warnings of an offer, keyed by every field the checklist reads (it is a pure function of
+#: them): a server shows the same offers in plan after plan, and checking one costs more than pricing it.
+_CHECKED: dict[str, list[str]] = {}
+_CHECKED_MAX = 50_000
+
+
+def _content_key(row: dict) -> str:
+    return repr([row.get("offer_id"), *(row.get(k) for k in _offer_fields())])
+
+
+@lru_cache(maxsize=1)
+def _offer_fields() -> tuple[str, ...]:
+    from gpuquote.offers.model import Offer
+
+    return tuple(sorted(Offer.model_fields))
+
+
+def checklist_warnings(row: dict) -> list[str]:
+    """One warning per checklist item of the offer that is not ok (missing or contradictory)."""
+    key = _content_key(row)
+    hit = _CHECKED.get(key)
+    if hit is not None:
+        return hit
+    out: list[str] = []
     try:
         from gpuquote.offers.checklist import check_offer
 
         for item in check_offer(offer_from_row(row)):
             if item.status != "ok":
-                w.append(Msg("plan.w.checklist", item=item.item, name=item.name,
-                             status=Msg("plan.w.status." + item.status), message=item.message))
+                out.append(Msg("plan.w.checklist", item=item.item, name=item.name,
+                               status=Msg("plan.w.status." + item.status), message=item.message))
     except Exception as e:  # a malformed catalog row must not break a plan
-        w.append(Msg("plan.w.checklist_error", error=str(e)))
-    return w
+        out.append(Msg("plan.w.checklist_error", error=str(e)))
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[key] = out
+    return out
 
 
 def _host_sizing(job: Job, cfg: Config, ev: NodeEval, ckpt: float, A: dict) -> dict:

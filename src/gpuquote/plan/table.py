@@ -130,6 +130,27 @@ class OfferTable:
         cols = {k: np.concatenate([a.c[k], b.c[k]]) for k in a.c}
         return cls(cols, lambda i: a.row(i) if i < na else b.row(i - na))
 
+    def take(self, idx: np.ndarray) -> OfferTable:
+        """The offers at these positions, in this order."""
+        idx = np.asarray(idx, dtype=np.int64)
+        return OfferTable({k: v[idx] for k, v in self.c.items()}, lambda i: self.row(int(idx[i])))
+
+    def families(self) -> np.ndarray:
+        """The GPU family of each offer's conservative SKU (computed once per table: the upgrade advice asks)."""
+        fam = getattr(self, "_families", None)
+        if fam is None:
+            from gpuquote.hardware import load_gpus
+            from gpuquote.plan.candidates import conservative_sku
+
+            gpus = load_gpus()
+            by_id: dict = {}
+            for g in set(self.c["gpu_id"].tolist()):
+                spec = gpus.get(conservative_sku(g) or g)
+                by_id[g] = spec.family if spec is not None else None
+            fam = self._families = np.array([by_id[g] for g in self.c["gpu_id"].tolist()] + [None],
+                                            dtype=object)[: self.n]
+        return fam
+
     def config_codes(self) -> tuple[np.ndarray, list[tuple]]:
         """A code per offer for its hardware configuration key, and the distinct keys."""
         c = self.c

@@ -193,7 +193,7 @@ def current() -> Columns:
             return _CACHE["cols"]
         reader = open_reader()
         try:
-            raw = reader.execute("SELECT * FROM offers WHERE is_current = 1")
+            raw = reader.execute("SELECT * FROM offers WHERE is_current = 1 ORDER BY pk")  # the SQL plan path's order
             cols = Columns(raw, reader.where)
         finally:
             reader.close()
@@ -247,6 +247,8 @@ def plan_columns(f: OfferFilter) -> tuple[dict[str, list], callable]:
     """`query_offer_columns` from memory, plus a fetch(i) of the full offer row (the planner's callback)."""
     c = current()
     idx = np.nonzero(c.mask(f))[0]
+    if f.limit:  # the first `limit` in the filter's sort order, as query_offers returns them
+        idx = c.order(idx, f.sort, f.descending)[: f.limit]
     now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0).isoformat()
     cols = {k: [v[i] for i in idx] for k, v in c.plan.items()}
     return cols, (lambda i: c.row(int(idx[i]), now_hour))
@@ -261,7 +263,7 @@ def plan_table(f: OfferFilter):
     now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0).isoformat()
     key = (now_hour, tuple(f.gpu_ids) if f.gpu_ids is not None else None, f.min_gpus, f.interconnect,
            (f.region or "").lower() or None, f.spot, tuple(f.providers or ()) or None, f.max_price_usd,
-           tuple(f.sources or ()) or None)
+           tuple(f.sources or ()) or None, f.limit, f.sort if f.limit else None, f.descending if f.limit else None)
     with _LOCK:
         hit = c._tables.get(key)
     if hit is not None:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from gpuquote.errors import BadInput
 from gpuquote.offers.checklist import CHECKLIST_ITEMS, differences, run_checklist
+from gpuquote.offers.comparable import Checked, compare_all
 from gpuquote.offers.currency import parse_overrides
 from gpuquote.offers.forms import GRANULARITY_S, HOURS_PER_MONTH, check_utilisation
-from gpuquote.offers.likeforlike import compare, contradiction_text, contradictions, price_form
+from gpuquote.offers.likeforlike import contradiction_text, contradictions
 from gpuquote.offers.quotes import ParsedQuotes, Quote, parse_quotes_text, read_quote_file
 from gpuquote.offers.tco import break_even, compute_tco
 
@@ -82,40 +83,18 @@ def quote_report(q: Quote, utilisation: float, overrides: dict[str, float]) -> d
     return out
 
 
-def _compare(reports: list[dict], facts: dict) -> tuple[list[dict], list[str]]:
-    """Fill comparable_with / differs_from (offers.likeforlike); group like-for-like quotes ranked by $/GPU-hour."""
+def _compare(reports: list[dict], facts: dict) -> tuple[list[dict], list[str], bool]:
+    """Fill comparable_with / differs_from (offers.comparable); the like-for-like groups ranked by $/GPU-hour."""
     from gpuquote.offers.checklist import CheckItem
 
-    checked = {r["id"]: [CheckItem(**c) for c in r["checklist"]] for r in reports}
-    for a in reports:
-        for b in reports:
-            if a is b:
-                continue
-            diff = compare(a["id"], facts[a["id"]], checked[a["id"]], b["id"], facts[b["id"]], checked[b["id"]])
-            if diff:
-                a["differs_from"][b["id"]] = diff
-            else:
-                a["comparable_with"].append(b["id"])
-    groups: list[dict] = []
-    unranked: list[str] = []
-    placed: set[str] = set()
+    res = compare_all([Checked(r["id"], facts[r["id"]], [CheckItem(**c) for c in r["checklist"]],
+                               r["usd_per_gpu_hour"], r["usd_per_node_hour"], r["unit"]) for r in reports])
     for r in reports:
-        if r["id"] in placed:
-            continue
-        if any(c["status"] != "ok" for c in r["checklist"]):
-            unranked.append(r["id"])
-            continue
-        ids = [r["id"], *r["comparable_with"]]
-        placed.update(ids)
-        members = sorted((x for x in reports if x["id"] in ids),
-                         key=lambda x: (x["usd_per_gpu_hour"] is None, x["usd_per_gpu_hour"] or 0))
-        vals = {c["name"]: c["value"] for c in r["checklist"] if c["item"] <= 5}
-        vals.update(price_form=price_form(facts[r["id"]]), spot="spot" if facts[r["id"]].spot else "on-demand")
-        groups.append({"config": vals, "unit": r["unit"],
-                       "ranking": [{"id": m["id"], "usd_per_gpu_hour": m["usd_per_gpu_hour"],
-                                    "usd_per_node_hour": m["usd_per_node_hour"]} for m in members],
-                       "cheapest": members[0]["id"]})
-    return groups, unranked
+        r["comparable_with"] = res.comparable_with[r["id"]]
+        r["differs_from"] = res.differs_from[r["id"]]
+        r["comparable_count"] = res.comparable_count[r["id"]]
+        r["differs_count"] = res.differs_count[r["id"]]
+    return res.groups, res.unranked, res.truncated
 
 
 def check_quotes(path_or_text: str | Path, utilisation: float = 1.0,
@@ -135,7 +114,7 @@ def check_quotes(path_or_text: str | Path, utilisation: float = 1.0,
         except BadInput as e:  # e.g. a currency known at parse time but refused later
             errors.append({"id": q.id, "line": q.line, "message": f"quote '{q.id}': {e}",
                            "fields": [{"field": e.field, "message": str(e), "accepted": e.accepted}]})
-    groups, unranked = _compare(reports, facts)
+    groups, unranked, truncated = _compare(reports, facts)
     rates: dict[str, dict] = {}
     for r in reports:
         for rt in r["rates"]:
@@ -144,6 +123,7 @@ def check_quotes(path_or_text: str | Path, utilisation: float = 1.0,
         "file": shown, "format": parsed.fmt, "utilisation": u, "rates": rates, "conventions": CONVENTIONS,
         "checklist_items": [{"item": n, "name": nm} for n, nm in CHECKLIST_ITEMS],
         "quotes": reports, "groups": groups, "unranked": unranked, "errors": errors,
+        "pairs_listed": "capped" if truncated else "all",
     }
 
 

@@ -143,7 +143,7 @@ PLAN_COLUMNS = ("pk", "gpu_id", "gpu_count", "gpu_exclusive", "intra_node", "int
 def query_offer_columns(reader, f: OfferFilter) -> dict[str, list]:
     """The current offers matching the filter as columns (no per-row dicts, no JSON of notes): for planning."""
     where, params = _where(f)
-    rows = reader.execute(f"SELECT {', '.join(PLAN_COLUMNS)} FROM offers WHERE {where}", params)
+    rows = reader.execute(f"SELECT {', '.join(PLAN_COLUMNS)} FROM offers WHERE {where} ORDER BY pk", params)
     return {c: [r[c] for r in rows] for c in PLAN_COLUMNS}
 
 

@@ -13,7 +13,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse, Response
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from gpuquote.service.encoding import dumps
+from gpuquote.service.encoding import dumps_bytes
 from gpuquote.web import common, csvout
 from gpuquote.web.responses import (
     EstimateBody,
@@ -38,7 +38,7 @@ class GQJSON(JSONResponse):
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:
-        return dumps(content).encode("utf-8")
+        return dumps_bytes(content)
 
 
 router = APIRouter(prefix="/api", default_response_class=GQJSON)
@@ -150,7 +150,7 @@ async def api_offers_summary(
     data = summarize_offers(**args)
     if format == "csv":
         return csvout.response(data["gpus"], SUMMARY_COLUMNS, "summary")
-    return data
+    return GQJSON(data)
 
 
 @router.get("/gpus", responses={**ERRORS, **ok(GpusBody)}, summary="The GPU catalog with the source of every figure")
@@ -161,7 +161,7 @@ def api_gpus(format: CsvFormat = "json"):
     data = list_gpus()
     if format == "csv":
         return csvout.response(data["gpus"], csvout.gpu_columns(data["gpus"]), "gpus")
-    return data
+    return GQJSON(data)
 
 
 @router.get("/gpus/{name}", responses={**ERRORS, **ok(GpuShowBody)}, summary="One GPU or family by any alias")
@@ -169,7 +169,7 @@ def api_gpu(name: Annotated[str, PathParam(max_length=100)]):
     """The body of `gpuquote gpus show NAME --json`."""
     from gpuquote.service.catalog import show_gpu
 
-    return show_gpu(name)
+    return GQJSON(show_gpu(name))
 
 
 @router.get("/history", responses={**ERRORS, **ok(HistoryBody)},
@@ -187,12 +187,12 @@ def api_history(
     data = history(gpu, provider=provider, since=since, spot=spot)
     if format == "csv":
         return csvout.response(data["series"], csvout.HISTORY_COLUMNS, "history")
-    return data
+    return GQJSON(data)
 
 
 @router.get("/examples", responses=ok(ExamplesBody), summary="The shipped example jobs and quote files (their text)")
 def api_examples():
-    return common.examples()
+    return GQJSON(common.examples())
 
 
 class JobInput(BaseModel):
@@ -216,7 +216,7 @@ def api_estimate(req: EstimateRequest):
     from gpuquote.service.estimate import estimate_job
 
     job = common.parse_job(req.job, req.job_yaml, req.example)
-    return estimate_job(job, gpu=req.gpu, gpus=req.gpus, hardware=req.hardware)
+    return GQJSON(estimate_job(job, gpu=req.gpu, gpus=req.gpus, hardware=req.hardware))
 
 
 class PlanRequest(JobInput):
@@ -277,7 +277,7 @@ def api_plan(req: PlanRequest, format: CsvFormat = "json"):
         rows = [{**r, "warnings": " | ".join(str(w) for w in r.get("warnings") or []), "section": s}
                 for s in ("on_demand", "spot", "purchase") for r in data["sections"][s]]
         return csvout.response(rows, csvout.PLAN_COLUMNS, "plan")
-    return data
+    return GQJSON(data)
 
 
 class QuoteCheckRequest(BaseModel):
@@ -306,7 +306,7 @@ def api_quote_check(req: QuoteCheckRequest, format: CsvFormat = "json"):
     data = _in_currency(run_quote_check(req.text, req.format, req.name, req.utilisation, req.rates), req)
     if format == "csv":
         return csvout.response(data["quotes"], csvout.QUOTE_COLUMNS, "quote-check")
-    return data
+    return GQJSON(data)
 
 
 async def read_upload(file: UploadFile) -> str:
@@ -331,7 +331,7 @@ async def api_quote_check_upload(
     rate: Annotated[str | None, Form(max_length=500, description="CUR=USD_PER_UNIT, comma separated")] = None,
 ):
     text = await read_upload(file)
-    return run_quote_check(text, None, file.filename, utilisation, rate)
+    return GQJSON(run_quote_check(text, None, file.filename, utilisation, rate))
 
 
 class TcoRequest(BaseModel):
@@ -363,7 +363,7 @@ def api_tco(req: TcoRequest, format: CsvFormat = "json"):
     data = _in_currency(run_tco(req), req)
     if format == "csv":
         return csvout.response(csvout.tco_rows(data), csvout.TCO_COLUMNS, "tco")
-    return data
+    return GQJSON(data)
 
 
 @router.get("/health", responses=ok(HealthBody), summary="Liveness and which store answers")
@@ -373,6 +373,6 @@ def api_health():
 
     r = open_reader()
     try:
-        return {"status": "ok", "version": __version__, "store": r.where}
+        return GQJSON({"status": "ok", "version": __version__, "store": r.where})
     finally:
         r.close()

@@ -113,10 +113,29 @@ def parse_job(job: dict | None = None, job_yaml: str | None = None, ex_id: str |
 
 
 def parse_yaml_mapping(text: str, field: str) -> dict:
-    from gpuquote.safeload import load_yaml
-
     if len(text) > MAX_TEXT_CHARS:
         raise BadInput(f"{field}: at most {MAX_TEXT_CHARS} characters", field=field)
+    if len(text) > CACHED_TEXT_CHARS:
+        return _load_mapping(text, field)
+    import copy
+
+    return copy.deepcopy(_cached_mapping(text, field))
+
+
+#: Job texts up to this size keep their parse (256 of them: at most a few MB).
+CACHED_TEXT_CHARS = 16_384
+
+
+@lru_cache(maxsize=256)
+def _cached_mapping(text: str, field: str) -> dict:
+    """The parse of one job text, cached: the same examples and pasted jobs come back under many filters, and
+    a YAML parse costs more than the plan answered from the caches (callers get a deep copy)."""
+    return _load_mapping(text, field)
+
+
+def _load_mapping(text: str, field: str) -> dict:
+    from gpuquote.safeload import load_yaml
+
     data = load_yaml(text, field)
     if not isinstance(data, dict):
         raise BadInput(f"{field}: must be a mapping of job fields (kind, model, ...)", field=field)
