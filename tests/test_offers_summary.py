@@ -188,8 +188,11 @@ def test_fast_offers_json_is_byte_identical_to_dumps(args, memory_catalog):
     from gpuquote.service.encoding import dumps
 
     data = list_offers(**args)
-    assert offers_json(data) == dumps(data)
+    assert offers_json(data) == dumps(data).encode()
     assert offers_json(data) == offers_json(list_offers(**args)), "the row cache answers the same bytes"
+    lazy = list_offers(**args, rows=False)  # the API's path: no row dicts built, the same bytes
+    assert len(lazy["offers"]) == 0 and offers_json(lazy) == dumps(data).encode()
+    assert lazy["offers"].materialize() == data["offers"]
 
 
 @pytest.mark.parametrize("ex,kw", [("qlora-7b", {}), ("lora-70b", {"gpu": "h100", "top": 5}),

@@ -66,6 +66,7 @@ class Job(BaseModel):
 
     model_config = _FROZEN
     _key: tuple | None = PrivateAttr(default=None)
+    _hash: int | None = PrivateAttr(default=None)
     kind: Kind = "train"
     model: str | None = None
     arch: Architecture | None = Field(default=None, exclude=True)
@@ -171,26 +172,32 @@ class Job(BaseModel):
         # which fields were stated matters as much as their values: a stated field is kept by the
         # layout search and reported differently in `assumptions` (context_parallel: 1 vs the default 1).
         # Memoised: the estimate caches hash a job tens of thousands of times per plan, and the job is frozen.
-        k = self._key
+        priv = self.__pydantic_private__  # read directly: BaseModel.__getattr__ is slow on this hot path
+        k = priv["_key"]
         if k is None:
-            k = self._key = (self.model_dump_json(), tuple(sorted(self.model_fields_set)), self.arch)
+            k = priv["_key"] = (self.model_dump_json(), tuple(sorted(self.model_fields_set)), self.arch)
+            priv["_hash"] = hash(k)
         return k
 
     def __copy__(self) -> Job:  # model_copy(update=...) copies through here: the copy computes its own key
         c = super().__copy__()
-        c._key = None
+        c.__pydantic_private__.update(_key=None, _hash=None)
         return c
 
     def __deepcopy__(self, memo: dict | None = None) -> Job:
         c = super().__deepcopy__(memo)
-        c._key = None
+        c.__pydantic_private__.update(_key=None, _hash=None)
         return c
 
     def __hash__(self) -> int:  # pydantic's frozen hash covers fields incl. arch
-        return hash(self.cache_key())
+        h = self.__pydantic_private__["_hash"]
+        if h is None:
+            self.cache_key()
+            h = self.__pydantic_private__["_hash"]
+        return h
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Job) and self.cache_key() == other.cache_key()
+        return self is other or (isinstance(other, Job) and self.cache_key() == other.cache_key())
 
 
 def _divisors(n: int) -> list[int]:

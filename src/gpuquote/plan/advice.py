@@ -99,8 +99,8 @@ def _best_on(job: Job, advice: OfferTable | list[dict], fams: tuple[str, ...], o
     from gpuquote.plan.planner import PlanOptions, plan
 
     table = advice if isinstance(advice, OfferTable) else OfferTable.from_rows(advice)
-    fam = table.families()
-    cand = table.take(np.nonzero(np.isin(fam, np.array(fams, dtype=object)))[0])
+    cand = table.subset(("families", fams),
+                        lambda t: np.nonzero(np.isin(t.families(), np.array(fams, dtype=object)))[0])
     return plan(job, cand, PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
                                        serving_hours=opts.serving_hours, gpus=opts.gpus, nodes=opts.nodes))
 

@@ -187,16 +187,10 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     excluded: Counter = Counter()
     codes, keys = table.config_codes()
     # one config_of per distinct key, on a representative row
-    first = np.full(len(keys), -1, dtype=np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    key_cfg: list[Config | None] = []
-    key_notes: list[list[str]] = []
+    key_cfg, key_notes, key_reason = _key_configs(table)
     counts = np.bincount(codes, minlength=len(keys))
-    for k in range(len(keys)):
-        cfg, reason, notes = config_of(table.row(int(first[k])))
-        key_cfg.append(cfg)
-        key_notes.append(notes)
-        if cfg is None:
+    for k, reason in enumerate(key_reason):
+        if key_cfg[k] is None:
             excluded[reason] += int(counts[k])
     usable = np.array([c is not None for c in key_cfg], dtype=bool)
     ok = usable[codes] if len(codes) else np.zeros(0, dtype=bool)
@@ -276,6 +270,24 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     return result
 
 
+def _key_configs(table: OfferTable) -> tuple[list[Config | None], list[list[str]], list[str | None]]:
+    """config_of on one representative row per configuration key (kept on the table: cached tables are
+    planned again and again)."""
+    got = table.__dict__.get("_key_configs")
+    if got is None:
+        codes, keys = table.config_codes()
+        first = np.full(len(keys), -1, dtype=np.int64)
+        first[codes[::-1]] = np.arange(len(codes))[::-1]
+        cfgs, notes, reasons = [], [], []
+        for k in range(len(keys)):
+            cfg, reason, note = config_of(table.row(int(first[k])))
+            cfgs.append(cfg)
+            notes.append(note)
+            reasons.append(reason)
+        got = table.__dict__["_key_configs"] = (cfgs, notes, reasons)
+    return got
+
+
 def _contradictions(row: dict) -> str:
     """Checklist items 1-5 a quote gets wrong (a MIG slice sold as a GPU, PCIe 'with NVSwitch'...)."""
     from gpuquote.offers.checklist import check_offer
@@ -342,7 +354,15 @@ def _pareto(chosen: list[Choice]) -> list[Choice]:
 
 
 def _lambda_column(table: OfferTable, opts: PlanOptions) -> np.ndarray:
-    """Interruptions per node-hour for every offer (0 for on-demand)."""
+    """Interruptions per node-hour for every offer (0 for on-demand); kept on the table per stated rate."""
+    memo = table.__dict__.setdefault("_lambda", {})
+    if opts.interruption_rate not in memo:
+        lam = memo[opts.interruption_rate] = _lambda_of(table, opts)
+        lam.flags.writeable = False
+    return memo[opts.interruption_rate]
+
+
+def _lambda_of(table: OfferTable, opts: PlanOptions) -> np.ndarray:
     lam = np.zeros(len(table))
     spot = table.c["spot"]
     if spot.any():
@@ -354,7 +374,16 @@ def _lambda_column(table: OfferTable, opts: PlanOptions) -> np.ndarray:
 
 
 def _egress_column(table: OfferTable) -> np.ndarray:
-    """USD per GB out for every offer: its own price, else its provider's public internet egress (data/egress.yaml)."""
+    """USD per GB out for every offer: its own price, else its provider's public internet egress (data/egress.yaml).
+    Kept on the table (read-only)."""
+    eg = table.__dict__.get("_egress")
+    if eg is None:
+        eg = table.__dict__["_egress"] = _egress_of(table)
+        eg.flags.writeable = False
+    return eg
+
+
+def _egress_of(table: OfferTable) -> np.ndarray:
     eg = table.c["eg"].copy()
     fill = (eg == 0) & ~table.c["cov_eg"] & ~table.c["is_quote"]
     if fill.any():

@@ -152,7 +152,22 @@ class OfferTable:
         return fam
 
     def config_codes(self) -> tuple[np.ndarray, list[tuple]]:
-        """A code per offer for its hardware configuration key, and the distinct keys."""
+        """A code per offer for its hardware configuration key, and the distinct keys (computed once per table:
+        a server plans many jobs on the same cached table)."""
+        got = getattr(self, "_codes", None)
+        if got is None:
+            got = self._codes = self._config_codes()
+        return got
+
+    def subset(self, key: object, pick: Callable[[OfferTable], np.ndarray]) -> OfferTable:
+        """`take(pick(self))`, kept on this table under `key` (the upgrade advice asks for the same families)."""
+        subs = self.__dict__.setdefault("_subsets", {})
+        t = subs.get(key)
+        if t is None:
+            t = subs[key] = self.take(pick(self))
+        return t
+
+    def _config_codes(self) -> tuple[np.ndarray, list[tuple]]:
         c = self.c
         keys: dict[tuple, int] = {}
         gb = np.where(np.isnan(c["net_gbps"]), -1.0, c["net_gbps"])

@@ -11,8 +11,10 @@ The CLI never builds this (a one-shot command pays the load for one query); the 
 
 from __future__ import annotations
 
+import os
 import threading
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -38,16 +40,15 @@ def enabled() -> bool:
 
 
 def store_stamp() -> tuple:
-    """Changes whenever the store may have changed (cheap: two stat calls, or one indexed query)."""
-    from gpuquote.config import EMBEDDED_SNAPSHOT, db_url
+    """Changes whenever the store may have changed (cheap: three stat calls, or one indexed query)."""
+    from gpuquote.config import db_url
 
     url = db_url()
     if url.startswith("sqlite:///"):
-        p = Path(url[len("sqlite:///"):])
         out: list = [url]
-        for f in (p, p.with_name(p.name + "-wal"), EMBEDDED_SNAPSHOT):
+        for f in _stat_paths(url):
             try:
-                st = f.stat()
+                st = os.stat(f)
                 out.append((st.st_mtime_ns, st.st_size))
             except OSError:
                 out.append(None)
@@ -57,6 +58,15 @@ def store_stamp() -> tuple:
         return (url, r.execute("SELECT COALESCE(MAX(id), 0) AS n FROM snapshots")[0]["n"])
     finally:
         r.close()
+
+
+@lru_cache(maxsize=16)
+def _stat_paths(url: str) -> tuple[str, str, str]:
+    """The SQLite file, its WAL and the embedded snapshot, as strings (os.stat without pathlib per request)."""
+    from gpuquote.config import EMBEDDED_SNAPSHOT
+
+    p = Path(url[len("sqlite:///"):])
+    return str(p), str(p.with_name(p.name + "-wal")), str(EMBEDDED_SNAPSHOT)
 
 
 def _rank(values: list) -> np.ndarray:
@@ -90,6 +100,7 @@ class Columns:
             self.code_arr[c] = np.fromiter((table.setdefault(r[c], len(table)) for r in raw), dtype=np.int64,
                                            count=n)
             self.codes[c] = table
+        self.provider_names = {k: v for v, k in self.codes["provider"].items()}
         self.region_lower = [(r["region"] or "").lower() for r in raw]
         self.spot = np.array([bool(r["spot"]) for r in raw], dtype=bool)
         self.num = {c: np.array([np.nan if r[c] is None else float(r[c]) for r in raw], dtype=np.float64)
@@ -104,7 +115,7 @@ class Columns:
         self.tail = np.empty(n, dtype=np.int64)
         self.tail[np.array(order, dtype=np.int64)] = np.arange(n, dtype=np.int64)
         self._region_cache: dict[str, np.ndarray] = {}
-        self._json: dict[tuple[int, int], str] = {}
+        self._json: list[bytes | None] = [None] * n
         self._json_hour = ""
         self._tables: dict[tuple, object] = {}
 
@@ -168,18 +179,22 @@ class Columns:
         d["freshness"] = _freshness_cached(self.fetched_at[i], now_hour) if self.fetched_at[i] else "unknown"
         return d
 
-    def row_json(self, i: int, now_hour: str, depth: int) -> str:
-        """Row i as `dumps` writes it nested `depth` levels deep (cached per row; freshness moves hourly)."""
+    def page_json(self, where: np.ndarray, now_hour: str) -> bytes:
+        """The rows at `where` as `dumps` writes a list nested two levels deep (the "offers" of a body), UTF-8;
+        each row's text is cached (freshness moves hourly, so the cache is the hour's)."""
         if self._json_hour != now_hour:
-            self._json.clear()
+            self._json = [None] * self.n
             self._json_hour = now_hour
-        text = self._json.get((i, depth))
-        if text is None:
-            from gpuquote.service.encoding import dumps
+        cache = self._json
+        parts = []
+        for i in where.tolist():
+            text = cache[i]
+            if text is None:
+                from gpuquote.service.encoding import dumps_bytes
 
-            text = dumps(self.row(i, now_hour))
-            text = self._json[(i, depth)] = text.replace("\n", "\n" + "  " * depth) if depth else text
-        return text
+                text = cache[i] = dumps_bytes(self.row(i, now_hour)).replace(b"\n", b"\n    ")
+            parts.append(text)
+        return b"[\n    " + b",\n    ".join(parts) + b"\n  ]"
 
 
 def current() -> Columns:
@@ -203,44 +218,59 @@ def current() -> Columns:
 
 class Page(list):
     """The rows of a page (a list of dicts, as always) that also knows their positions in the columns, so
-    `offers_json` can splice in each row's cached JSON text instead of encoding it again."""
+    `offers_json` can splice in each row's cached JSON text instead of encoding it again. Built with
+    rows=False (the API's JSON answer), it holds no dicts at all until `materialize()`."""
 
-    def __init__(self, rows: list[dict], where: np.ndarray, cols: Columns, now_hour: str):
+    def __init__(self, rows: list[dict], where: np.ndarray, cols: Columns, now_hour: str, built: bool = True):
         super().__init__(rows)
         self.where = where
         self.cols = cols
         self.now_hour = now_hour
+        self.built = built
+
+    def materialize(self) -> Page:
+        if not self.built:
+            self.extend(self.cols.row(int(i), self.now_hour) for i in self.where)
+            self.built = True
+        return self
 
 
-def query(f: OfferFilter, offset: int = 0) -> tuple[list[dict], int, list[str], np.ndarray, Columns]:
-    """(rows of the page, total matches, providers of all matches, indices of all matches, the columns)."""
+def query(f: OfferFilter, offset: int = 0, rows: bool = True
+          ) -> tuple[list[dict], int, list[str], np.ndarray, Columns]:
+    """(rows of the page, total matches, providers of all matches, indices of all matches, the columns).
+
+    rows=False: the page's rows are not built as dicts (a Page to materialize, or to write with offers_json)."""
     c = current()
     idx = np.nonzero(c.mask(f))[0]
-    inv = {k: v for v, k in c.codes["provider"].items()}
-    providers = sorted(inv[int(k)] for k in np.unique(c.code_arr["provider"][idx]))
+    present = np.nonzero(np.bincount(c.code_arr["provider"][idx], minlength=len(c.codes["provider"])))[0]
+    providers = sorted(c.provider_names[k] for k in present.tolist())
     ordered = c.order(idx, f.sort, f.descending)
     page = ordered[offset:offset + f.limit] if f.limit else ordered[offset:]
     now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0).isoformat()
-    return Page([c.row(int(i), now_hour) for i in page], page, c, now_hour), int(len(idx)), providers, idx, c
+    out = Page([], page, c, now_hour, built=False)
+    return (out.materialize() if rows else out), int(len(idx)), providers, idx, c
 
 
 MARK = "\x00gpuquote-offers\x00"
 
 
-def offers_json(body: dict) -> str:
-    """`dumps(body)` for a `list_offers` result, fast: each row's text comes from the per-row cache.
+def offers_json(body: dict) -> bytes:
+    """`dumps(body)` as UTF-8 for a `list_offers` result, fast: each row's text comes from the per-row cache.
 
-    Byte-identical to dumps (tests/test_offers_summary.py): the stdlib encoder writes a value nested d levels
-    deep as its standalone text with every newline followed by 2*d more spaces.
+    Byte-identical to dumps (tests/test_offers_summary.py): the encoder writes a value nested d levels deep as
+    its standalone text with every newline followed by 2*d more spaces.
     """
-    from gpuquote.service.encoding import dumps
+    from gpuquote.service.encoding import dumps, dumps_bytes
 
     rows = body.get("offers")
-    if not isinstance(rows, Page) or not rows or body.get("currency"):  # *_cny twins: not in the row cache
-        return dumps(body)
-    head = dumps({**body, "offers": MARK})
-    items = ",\n    ".join(rows.cols.row_json(int(i), rows.now_hour, 2) for i in rows.where)
-    return head.replace(dumps(MARK), "[\n    " + items + "\n  ]", 1)
+    if not isinstance(rows, Page) or body.get("currency"):  # *_cny twins: not in the row cache
+        if isinstance(rows, Page):
+            rows.materialize()
+        return dumps_bytes(body)
+    if not len(rows.where):
+        return dumps_bytes({**body, "offers": []})
+    head = dumps_bytes({**body, "offers": MARK})
+    return head.replace(dumps(MARK).encode(), rows.cols.page_json(rows.where, rows.now_hour), 1)
 
 
 def plan_columns(f: OfferFilter) -> tuple[dict[str, list], callable]:
@@ -277,5 +307,24 @@ def plan_table(f: OfferFilter):
     return table, c.where
 
 
-__all__ = ["Columns", "Page", "current", "enable", "enabled", "offers_json", "plan_columns", "plan_table", "query",
-           "store_stamp"]
+def advice_table(parts: list[OfferFilter]):
+    """The concatenation of the plan tables of these filters (the upgrade advice's offers), cached with them."""
+    from gpuquote.plan.table import OfferTable
+
+    tables = [plan_table(f)[0] for f in parts]
+    c = current()
+    key = ("advice", *(id(t) for t in tables))
+    with _LOCK:
+        hit = c._tables.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[1], tables, strict=True)):
+        return hit[0]
+    out = tables[0]
+    for t in tables[1:]:
+        out = OfferTable.concat(out, t)
+    with _LOCK:
+        c._tables[key] = (out, tables)  # the parts kept alive with it, so their ids stay theirs
+    return out
+
+
+__all__ = ["Columns", "Page", "advice_table", "current", "enable", "enabled", "offers_json", "plan_columns",
+           "plan_table", "query", "store_stamp"]

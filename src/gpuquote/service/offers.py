@@ -48,12 +48,14 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
                 region: str | None = None, spot: bool | None = None, provider: list[str] | str | None = None,
                 max_price_usd: float | None = None, sort: str = "price", descending: bool = False,
                 limit: int | None = None, memory_gib: float | None = None, form_factor: str | None = None,
-                offset: int = 0, facets: bool = False, form: str | None = None) -> dict:
+                offset: int = 0, facets: bool = False, form: str | None = None, rows: bool = True) -> dict:
     """Current offers matching the filters, cheapest $/GPU-hour first by default.
 
     offset skips that many rows of the sorted result (paging); `count` and `providers` are always of the
     whole filtered result. facets=True adds `facets`: counts of the matching offers per provider, GPU id,
-    interconnect and spot (the web page shows them beside the filter values).
+    interconnect and spot (the web page shows them beside the filter values). rows=False (the server's JSON
+    answer): from the in-memory catalog, `offers` is a columns.Page whose dicts are not built (offers_json
+    writes it; `materialize()` builds them).
 
     memory_gib / form_factor narrow the GPU filter to SKUs (and families) whose members all match, so an
     offer known only as a bare `a100` never passes a memory filter. `form` keeps rentals, terms or purchases.
@@ -91,7 +93,7 @@ def list_offers(gpu: str | None = None, min_gpus: float | None = None, interconn
     columns = sys.modules.get("gpuquote.service.columns")
     extra: dict = {}
     if columns is not None and columns.enabled():
-        rows, total, providers, idx, cols = columns.query(f, offset)
+        rows, total, providers, idx, cols = columns.query(f, offset, rows=rows)
         where = cols.where
         if facets:
             extra["facets"] = _facets(cols, idx)

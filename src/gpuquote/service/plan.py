@@ -93,11 +93,9 @@ def plan_job(job: dict | str | Path, *, quotes: list[str] | None = None, gpu: st
         qrows, quote_errors = _quote_rows(quotes, overrides)
         table = OfferTable.concat(table, OfferTable.from_rows(qrows))
     advice_rows: list[dict] | OfferTable = []
-    if in_memory:  # the same offers as the SQL path below, as cached tables
-        for fam in UPGRADE_GPUS:
-            part = columns.plan_table(OfferFilter(gpu_ids=gpu_filter_ids(fam)[1], region=region, spot=spot,
-                                                  limit=ADVICE_ROWS_PER_GPU))[0]
-            advice_rows = part if isinstance(advice_rows, list) else OfferTable.concat(advice_rows, part)
+    if in_memory:  # the same offers as the SQL path below, as one cached table
+        advice_rows = columns.advice_table([OfferFilter(gpu_ids=gpu_filter_ids(fam)[1], region=region, spot=spot,
+                                                        limit=ADVICE_ROWS_PER_GPU) for fam in UPGRADE_GPUS])
     if reader is not None:
         for fam in UPGRADE_GPUS:
             arows, _ = query_offers(reader, OfferFilter(gpu_ids=gpu_filter_ids(fam)[1], region=region, spot=spot,

@@ -116,9 +116,10 @@ async def api_offers(
     from gpuquote.service.money import in_currency
     from gpuquote.service.offers import list_offers
 
+    lazy = format == "json" and not currency  # offers_json splices cached row texts: no row dicts needed
     data = in_currency(list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd,
-                                                 sort, desc, limit, memory_gib, form_factor, form), offset=offset),
-                       currency)
+                                                 sort, desc, limit, memory_gib, form_factor, form), offset=offset,
+                                   rows=not lazy), currency)
     if format == "csv":
         return csvout.response(csvout.offer_rows(data["offers"]), CSV_COLUMNS, "offers", stream=True)
     from gpuquote.service.columns import offers_json
