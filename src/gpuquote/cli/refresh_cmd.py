@@ -122,7 +122,10 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         if not data["series"]:
-            console().print(t("history.none", gpu=data["gpu"]["id"]))
+            from gpuquote.i18n import localize
+            from gpuquote.service.refresh import empty_message
+
+            console().print(localize(empty_message(data)), markup=False)
             return
         tbl = Table(title=t("history.title", gpu=data["gpu"]["id"], kind=t("history.spot" if spot else
                                                                            "history.ondemand")))

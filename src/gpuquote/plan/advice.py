@@ -102,7 +102,7 @@ def _best_on(job: Job, advice: OfferTable | list[dict], fams: tuple[str, ...], o
     cand = table.subset(("families", fams),
                         lambda t: np.nonzero(np.isin(t.families(), np.array(fams, dtype=object)))[0])
     return plan(job, cand, PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
-                                       serving_hours=opts.serving_hours, gpus=opts.gpus, nodes=opts.nodes))
+                                       serving_hours=opts.serving_hours, gpus=opts.gpus, nodes=opts.nodes), brief=True)
 
 
 def _sku(gpu_id: str) -> str:

@@ -160,8 +160,10 @@ def _storage_gb(job: Job, ckpt_bytes: float) -> tuple[float, float]:
 
 
 def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = None, *,
-         advice_rows: list[dict] | OfferTable | None = None) -> dict:
-    """Rank the offers in `rows` (catalog rows or quotes as rows) for `job`; see DESIGN.md section 4."""
+         advice_rows: list[dict] | OfferTable | None = None, brief: bool = False) -> dict:
+    """Rank the offers in `rows` (catalog rows or quotes as rows) for `job`; see DESIGN.md section 4.
+
+    brief=True returns only {"rows": the top rows} (no sections, front, sizing or advice)."""
     opts = opts or PlanOptions()
     opts.check()
     from_job = bool(job.hardware and job.hardware.gpus and not (opts.gpus or opts.nodes))
@@ -245,6 +247,8 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
         return built[c.row]
 
     out_rows = [row_of(c) for c in chosen]
+    if brief:  # the upgrade advice reads the best row only
+        return {"rows": out_rows}
     sections = {s: [row_of(by_row[i]) for i in section_rows[s]] for s in SECTIONS}
     annotate_sections(sections, table)
     result: dict = {

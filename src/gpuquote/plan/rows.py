@@ -380,22 +380,28 @@ def _base_sku(sku: str | None) -> str | None:
 
 def _on_demand_refs(table, wanted: set[tuple[str, str]]) -> dict[tuple, float]:
     """Cheapest on-demand USD/GPU-h of the same provider and SKU, per region and over all regions."""
-    c = table.c
-    out: dict[tuple, float] = {}
-    if not wanted or "sku" not in c:
-        return out
+    if not wanted or "sku" not in table.c:
+        return {}
+    refs = table.__dict__.get("_on_demand_refs")
+    if refs is None:  # every provider and SKU at once, kept on the table (cached tables serve many plans)
+        refs = table.__dict__["_on_demand_refs"] = _all_on_demand_refs(table)
+    return refs
+
+
+def _all_on_demand_refs(table) -> dict[tuple, float]:
     import numpy as np
 
-    providers = {p for p, _ in wanted}  # one C-speed pass for the providers, then their on-demand rows only
-    mask = np.fromiter(map(providers.__contains__, c["provider"].tolist()), dtype=bool, count=len(c["spot"]))
-    mask &= ~c["spot"] & np.isfinite(c["rate"]) & (c["gpu_count"] > 0)
-    for i in np.nonzero(mask)[0].tolist():
-        p, s = c["provider"][i], _base_sku(c["sku"][i])
-        if (p, s) in wanted:
-            v = float(c["rate"][i] / c["gpu_count"][i])
-            for key in ((p, s, c["region"][i]), (p, s)):
-                if v < out.get(key, float("inf")):
-                    out[key] = v
+    c = table.c
+    out: dict[tuple, float] = {}
+    mask = ~c["spot"] & np.isfinite(c["rate"]) & (c["gpu_count"] > 0)
+    idx = np.nonzero(mask)[0]
+    per_gpu = (c["rate"][idx] / c["gpu_count"][idx]).tolist()
+    for p, sku, reg, v in zip(c["provider"][idx].tolist(), c["sku"][idx].tolist(), c["region"][idx].tolist(), per_gpu,
+                              strict=True):
+        s = _base_sku(sku)
+        for key in ((p, s, reg), (p, s)):
+            if v < out.get(key, float("inf")):
+                out[key] = v
     return out
 
 

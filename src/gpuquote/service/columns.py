@@ -216,6 +216,13 @@ def current() -> Columns:
         return cols
 
 
+def ready(max_offers: int = 50_000) -> bool:
+    """The columns are built for the store as it is now and hold at most `max_offers` offers: a query or plan
+    will not rebuild them, and building a plan table for a new filter costs milliseconds."""
+    cols = _CACHE["cols"]
+    return cols is not None and cols.n <= max_offers and _CACHE["stamp"] == store_stamp()
+
+
 class Page(list):
     """The rows of a page (a list of dicts, as always) that also knows their positions in the columns, so
     `offers_json` can splice in each row's cached JSON text instead of encoding it again. Built with
@@ -327,4 +334,4 @@ def advice_table(parts: list[OfferFilter]):
 
 
 __all__ = ["Columns", "Page", "advice_table", "current", "enable", "enabled", "offers_json", "plan_columns",
-           "plan_table", "query", "store_stamp"]
+           "plan_table", "query", "ready", "store_stamp"]

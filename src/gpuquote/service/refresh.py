@@ -344,7 +344,7 @@ def history(gpu: str, provider: list[str] | str | None = None, since: str | None
     from gpuquote.hardware import group_ids, matches, resolve
     from gpuquote.store import read_engine
     from gpuquote.store.db import user_store_exists
-    from gpuquote.store.history import price_history
+    from gpuquote.store.history import history_extent, price_history
     from gpuquote.store.rows import AGING_HOURS, FRESH_HOURS
 
     r = resolve(gpu)
@@ -352,16 +352,64 @@ def history(gpu: str, provider: list[str] | str | None = None, since: str | None
     providers = provider if isinstance(provider, list) else [provider] if provider else []
     providers = [p.strip().lower() for x in providers for p in x.split(",") if p.strip()]
     since_d = _since(since)
+    extent: list[dict] = []
     try:
         engine, where = read_engine()
         series = price_history(engine, ids, providers or None, since_d, spot)
+        if not series:  # say what the store does hold, so "nothing" is not read as "never"
+            extent = history_extent(engine, ids)
     except StoreError:
         if user_store_exists():
             raise
         where, series = "empty store", []
     return {"gpu": r.to_dict(), "gpu_ids": ids, "providers": providers or None, "since": since_d, "spot": spot,
             "store": where, "series": series, "providers_seen": sorted({s["provider"] for s in series}),
+            "days": len({s["day"] for s in series}), "available": extent,
+            "empty_reason": _empty_reason(series, extent, since_d, providers, spot),
             "unit": "USD per GPU-hour", "freshness_bands": {"fresh_hours": FRESH_HOURS, "aging_hours": AGING_HOURS}}
+
+
+def empty_message(data: dict) -> str | None:
+    """The sentence for an empty history (CLI and page): what the store holds and which filter hides it."""
+    why = data.get("empty_reason")
+    if not why:
+        return None
+    from gpuquote.i18n import Msg
+
+    gpu = data["gpu"]["id"]
+    kind = Msg("history.spot" if data.get("spot") else "history.ondemand")
+    r = why["reason"]
+    if r == "since":
+        return Msg("history.empty.since", kind=kind, gpu=gpu, since=data["since"], days=why["days"],
+                   first=why["first_day"], last=why["last_day"])
+    if r == "provider":
+        return Msg("history.empty.provider", kind=kind, gpu=gpu, asked=", ".join(data.get("providers") or []),
+                   providers=", ".join(why["providers"]))
+    if r == "spot":
+        return Msg("history.empty.spot", kind=kind, gpu=gpu, other=Msg("history.spot" if why["spot"] else
+                                                                         "history.ondemand"),
+                   first=why["first_day"], last=why["last_day"])
+    if r == "filters":
+        return Msg("history.empty.filters", kind=kind, gpu=gpu, first=why["first_day"], last=why["last_day"])
+    return Msg("history.none", gpu=gpu)
+
+
+def _empty_reason(series: list, extent: list[dict], since: str | None, providers: list[str], spot: bool):
+    """Why a history is empty: None (it is not), 'none' (the store has nothing for this GPU), or the filter that
+    hides what it has ('since', 'provider', 'spot'), with what would show it."""
+    if series:
+        return None
+    if not extent:
+        return {"reason": "none"}
+    mine = next((e for e in extent if e["spot"] == spot), None)
+    if mine is None:
+        other = extent[0]
+        return {"reason": "spot", "spot": other["spot"], "first_day": other["first_day"], "last_day": other["last_day"]}
+    if since and mine["last_day"] < since:
+        return {"reason": "since", "first_day": mine["first_day"], "last_day": mine["last_day"], "days": mine["days"]}
+    if providers and not set(providers) & set(mine["providers"]):
+        return {"reason": "provider", "providers": mine["providers"]}
+    return {"reason": "filters", "first_day": mine["first_day"], "last_day": mine["last_day"]}
 
 
 def sources_status(env: Mapping[str, str] | None = None) -> dict:

@@ -81,6 +81,23 @@ def price_history(engine: Engine, gpu_ids: list[str], providers: list[str] | Non
     return out
 
 
+def history_extent(engine: Engine, gpu_ids: list[str]) -> list[dict]:
+    """What the store holds for these GPU ids over good snapshots, whatever the period, provider or spot:
+    per spot flag, the first and last day, the days and the providers (an empty answer says why)."""
+    o, s = schema.offers.c, schema.snapshots.c
+    q = (select(o.spot, o.provider, o.fetched_at)
+         .join(schema.snapshots, s.id == o.snapshot_id)
+         .where(s.status == "good", o.gpu_id.in_(gpu_ids), o.usd_per_gpu_hour.is_not(None)))
+    seen: dict[bool, dict] = {}
+    with engine.connect() as c:
+        for spot, prov, fetched in c.execute(q):
+            g = seen.setdefault(bool(spot), {"days": set(), "providers": set()})
+            g["days"].add(str(fetched)[:10])
+            g["providers"].add(prov)
+    return [{"spot": k, "first_day": min(v["days"]), "last_day": max(v["days"]), "days": len(v["days"]),
+             "providers": sorted(v["providers"])} for k, v in sorted(seen.items())]
+
+
 def snapshot_ids_with_raw(engine: Engine) -> set[int]:
     with engine.connect() as c:
         return {int(r[0]) for r in c.execute(select(schema.raw_responses.c.snapshot_id).distinct())}

@@ -54,6 +54,9 @@ def history_chart(data: dict, lang: str) -> dict | None:
     series = data.get("series") or []
     if not series:
         return None
+    days = sorted({s["day"] for s in series})
+    if len(days) == 1:
+        return _one_day_chart(data, series, days[0], lang)
     by: dict[str, list[dict]] = {}
     for s in series:
         by.setdefault(s["provider"], []).append(s)
@@ -72,13 +75,30 @@ def history_chart(data: dict, lang: str) -> dict | None:
                              "$%{customdata[1]:.3f}, %{customdata[2]} offers)<extra></extra>"})
     layout = _layout(t("web.history.chart.x", lang), t("web.history.chart.y", lang))
     layout["xaxis"]["type"] = "date"
-    days = sorted({s["day"] for s in series})
-    if len(days) == 1:  # one snapshot day: show a week around it rather than a millisecond-wide axis
-        from datetime import date, timedelta
-
-        d = date.fromisoformat(days[0])
-        layout["xaxis"]["range"] = [(d - timedelta(days=3)).isoformat(), (d + timedelta(days=3)).isoformat()]
     return {"data": traces, "layout": layout}
+
+
+def _one_day_chart(data: dict, series: list[dict], day: str, lang: str) -> dict:
+    """One day of history is not a time series (every provider stacked on one x): the providers side by side,
+    cheapest median first, each with its min-max bar."""
+    pts = sorted(series, key=lambda p: (p["median_usd_per_gpu_hour"], p["provider"]))
+    med = [p["median_usd_per_gpu_hour"] for p in pts]
+    trace = {
+        "type": "scatter", "mode": "markers", "name": day, "x": [p["provider"] for p in pts], "y": med,
+        "marker": {"color": PALETTE[0], "size": 9},
+        "error_y": {"type": "data", "symmetric": False, "visible": True,
+                    "array": [p["max_usd_per_gpu_hour"] - m for p, m in zip(pts, med, strict=True)],
+                    "arrayminus": [m - p["min_usd_per_gpu_hour"] for p, m in zip(pts, med, strict=True)]},
+        "customdata": [[p["min_usd_per_gpu_hour"], p["max_usd_per_gpu_hour"], p["offers"]] for p in pts],
+        "hovertemplate": "%{x} " + day + "<br>median $%{y:.3f} (min $%{customdata[0]:.3f}, max "
+                         "$%{customdata[1]:.3f}, %{customdata[2]} offers)<extra></extra>"}
+    layout = _layout(t("web.f.provider", lang), t("web.history.chart.y", lang))
+    layout["xaxis"]["type"] = "category"
+    layout["margin"]["t"] = 50
+    kind = t("history.spot" if data.get("spot") else "history.ondemand", lang)
+    layout["title"] = {"text": t("history.one_day", lang, gpu=data["gpu"]["id"], kind=kind, day=day),
+                       "font": {"size": 13}}
+    return {"data": [trace], "layout": layout}
 
 
 SWEEP = tuple(round(0.1 * i, 2) for i in range(1, 11))

@@ -267,8 +267,11 @@ def history_page(request: Request):
         chart = charts.history_chart(data, lang_of(request))
     except BadInput as e:
         error, gpu = e, raw_gpu
+    from gpuquote.service.refresh import empty_message
+
     return render(request, "history.html", status=400 if error else 200, page="history", data=data, gpu=gpu,
-                  f=args, chart=chart, error=error, provider_text=", ".join(args["provider"] or []))
+                  f=args, chart=chart, error=error, provider_text=", ".join(args["provider"] or []),
+                  empty=empty_message(data) if data else None)
 
 
 # --- plan ------------------------------------------------------------------------------------------------------
