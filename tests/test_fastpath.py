@@ -1,0 +1,85 @@
+"""web/fastpath.py answers GET /api/offers with the route's exact bytes and headers, and hands on the rest."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from gpuquote.service import columns
+
+FAST = [
+    "", "gpu=a100-80gb", "gpu=A100%2080GB%20SXM4&sort=price&limit=30", "gpu=h100&sort=provider&desc=true&limit=7",
+    "sort=node_price&limit=50&offset=3200", "spot=false&region=us-east", "spot=true&limit=5",
+    "provider=aws&provider=gcp&min_gpus=8&max_price_usd=3", "provider=aws,gcp&limit=3",
+    "memory_gib=80&form_factor=sxm&interconnect=nvswitch", "sort=vcpus&desc=1&limit=100", "gpu=&limit=4",
+    "limit=2&limit=9", "form=purchase", "sort=fetched&desc=true&limit=40&offset=40", "unknown=1&limit=3",
+]
+# handed on to the route, which gives its own answers (422, 400, CSV, currency twins)
+ROUTE = [
+    "limit=0", "limit=abc", "sort=cheapest", "gpu=not-a-gpu-xyz", "offset=-1", "format=csv&limit=3",
+    "currency=CNY&limit=2", "interconnect=infiniband", "max_price_usd=nan", "limit=", "spot=maybe",
+    "gpu=" + "x" * 101,
+]
+
+
+@pytest.fixture(scope="module")
+def clients():
+    from gpuquote.web.app import create_app
+
+    fast, slow = create_app(), create_app()
+    with TestClient(fast) as f, TestClient(slow) as s:
+        # the second app's fast path off: every request goes through FastAPI's route
+        s.get("/api/health")
+        _fastpath(slow).enabled = False
+        yield f, s, _fastpath(fast)
+    columns.enable(False)
+
+
+def _fastpath(app):
+    from gpuquote.web.fastpath import OffersFastPath
+
+    layer = app.middleware_stack
+    while layer is not None and not isinstance(layer, OffersFastPath):
+        layer = getattr(layer, "app", None)
+    assert layer is not None, "OffersFastPath is in the middleware stack"
+    return layer
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("qs", FAST + ROUTE)
+def test_fast_path_equals_the_route(clients, qs, gz):
+    fast, slow, layer = clients
+    headers = {"accept-encoding": "gzip" if gz else "identity"}
+    fast.get("/api/offers?limit=1")  # this test's store (conftest) loaded into the in-memory catalog
+    before = layer.hits
+    a = fast.get("/api/offers?" + qs, headers=headers)
+    assert layer.hits == before + (qs in FAST), "answered by the layer that should answer it"
+    b = slow.get("/api/offers?" + qs, headers=headers)
+    assert a.status_code == b.status_code
+    assert a.content == b.content
+    keep = ("content-type", "content-encoding", "vary", "x-content-type-options", "x-frame-options",
+            "referrer-policy", "content-security-policy")
+    assert {k: a.headers.get(k) for k in keep} == {k: b.headers.get(k) for k in keep}
+
+
+def test_fast_path_answers_the_plain_queries_itself(clients):
+    fast, _, layer = clients
+    fast.get("/api/offers?limit=1")
+    before = layer.hits
+    r = fast.get("/api/offers?gpu=a100-80gb&limit=5", headers={"accept-encoding": "gzip"})
+    assert r.status_code == 200 and len(r.json()["offers"]) == 5
+    assert layer.hits == before + 1
+    fast.get("/api/offers?format=csv&limit=3")
+    fast.get("/api/offers?limit=0")
+    assert layer.hits == before + 1, "CSV and refused values go to the route"
+
+
+def test_fast_path_gzip_is_real_gzip(clients):
+    from gpuquote.web import fastpath
+
+    raw = clients[0].get("/api/offers?gpu=a100&limit=40", headers={"accept-encoding": "gzip"})
+    body = fastpath.answer(b"gpu=a100&limit=40")
+    assert body is not None and len(body) > fastpath.GZIP_MIN
+    assert raw.headers["content-encoding"] == "gzip"
+    assert int(raw.headers["content-length"]) < len(body) / 3, "compressed on the wire"
+    assert raw.content == body and raw.json()["count"] > 40  # decoded by the client: the service's bytes
