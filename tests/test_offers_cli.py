@@ -109,3 +109,21 @@ def test_memory_and_form_factor_filters(cli):
     assert d["offers"] and {o["gpu_id"] for o in d["offers"]} == {"a100-80gb-sxm4"}
     res = cli("offers", "--form-factor", "nvl4")
     assert res.returncode == 2 and "--form-factor" in res.stderr
+
+
+def test_offer_forms_constant_matches_the_model_and_the_fast_listing_skips_pydantic():
+    import subprocess
+    import sys
+    import typing
+
+    from gpuquote.offers.kinds import OFFER_FORMS
+    from gpuquote.offers.model import OfferForm
+
+    assert typing.get_args(OfferForm) == OFFER_FORMS
+    code = ("import sys, runpy; sys.argv = ['gpuquote', 'offers', '--gpu', 'a100-80gb', '--limit', '3']\n"
+            "try:\n    runpy.run_module('gpuquote', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "heavy = ('pydantic', 'typer', 'numpy', 'sqlalchemy', 'yaml', 'httpx')\n"
+            "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "a100" in r.stdout.lower()
+    assert r.stderr.strip().splitlines()[-1] == "[]", r.stderr

@@ -16,8 +16,7 @@ IntraNode = Literal["nvswitch", "nvlink", "pcie", "none", "unknown"]
 InterNodeKind = Literal["ib", "roce", "ethernet", "omnipath", "none", "unknown"]
 #: What the price buys: pay-as-you-go `rental`, a committed `term` (reserved / term_months), or a `purchase`
 #: (its hourly price is a TCO, never a rental rate).
-OfferForm = Literal["rental", "purchase", "term"]
-OFFER_FORMS = ("rental", "purchase", "term")
+OfferForm = Literal["rental", "purchase", "term"]  # = kinds.OFFER_FORMS (tests/test_offers_cli.py checks)
 
 
 class Price(BaseModel):

@@ -8,7 +8,7 @@ from functools import lru_cache
 from gpuquote.errors import BadInput
 from gpuquote.hardware import INTRA_NODE, group_ids, members, resolve
 from gpuquote.i18n import Msg
-from gpuquote.offers.model import OFFER_FORMS
+from gpuquote.offers.kinds import OFFER_FORMS
 from gpuquote.store import SORT_COLUMNS, OfferFilter, distinct_providers, open_reader, query_offers
 
 INTERCONNECTS = ("nvswitch", "nvlink", "pcie")

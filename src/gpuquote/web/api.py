@@ -249,7 +249,7 @@ class PlanRequest(JobInput):
 
 def run_plan(req: PlanRequest) -> dict:
     plan_job = common.service("plan", "plan_job")
-    job = common.parse_job(req.job, req.job_yaml, req.example)
+    job = common.parse_job_model(req.job, req.job_yaml, req.example)
     kw = {"gpu": req.gpu, "min_gpus": req.min_gpus, "interconnect": req.interconnect, "region": req.region,
           "spot": req.spot, "provider": req.provider, "max_price_usd": req.max_price_usd,
           "deadline_hours": req.deadline_hours, "budget_usd": req.budget_usd, "objective": req.objective,
@@ -273,7 +273,7 @@ def plan_inline(req: PlanRequest) -> bool:
         return False
     is_warm = common.service("plan", "is_warm")
     try:
-        return is_warm(common.parse_job(req.job, req.job_yaml, req.example))
+        return is_warm(common.parse_job_model(req.job, req.job_yaml, req.example))
     except Exception:  # bad input: the threaded path reports it exactly as before
         return False
 

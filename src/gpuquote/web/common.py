@@ -112,6 +112,29 @@ def parse_job(job: dict | None = None, job_yaml: str | None = None, ex_id: str |
     return parse_yaml_mapping(job_yaml or "", "job_yaml")
 
 
+def parse_job_model(job: dict | None = None, job_yaml: str | None = None, ex_id: str | None = None):
+    """parse_job, validated into a Job; a job text or example is parsed and validated once (a Job is frozen), so
+    a server planning the same job under many filters pays for it once. A mapping is validated each time."""
+    raw = parse_job(job, job_yaml, ex_id)  # the same "exactly one of" check and messages
+    if job is not None:
+        from gpuquote.estimate import load_job
+
+        return load_job(raw)
+    text = example("jobs", ex_id)["text"] if ex_id else job_yaml or ""
+    if len(text) > CACHED_TEXT_CHARS:
+        from gpuquote.estimate import load_job
+
+        return load_job(raw)
+    return _cached_job(text)
+
+
+@lru_cache(maxsize=256)
+def _cached_job(text: str):
+    from gpuquote.estimate import load_job
+
+    return load_job(_cached_mapping(text, "job_yaml"))
+
+
 def parse_yaml_mapping(text: str, field: str) -> dict:
     if len(text) > MAX_TEXT_CHARS:
         raise BadInput(f"{field}: at most {MAX_TEXT_CHARS} characters", field=field)
