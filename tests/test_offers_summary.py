@@ -337,3 +337,27 @@ def test_plan_page_takes_the_api_options_and_its_permalink_keeps_them(client):
     link = re.search(r'data-permalink="([^"]+)"', page.text).group(1).replace("&amp;", "&")
     assert "include_catalog=false" in link and "rates=CNY" in link
     assert re.findall(r'<tr class="[^"]*" data-offer-id="([^"]+)"', client.get(link).text) == ids
+
+
+@pytest.mark.parametrize("ex,first,then", [
+    ("lora-70b", {"budget_usd": 1e7}, {"budget_usd": 500.0}),
+    ("qlora-7b", {"gpu": "a100"}, {"gpu": "a100", "deadline_hours": 2.0, "objective": "time"}),
+    ("pretrain-8b-100b-tokens", {"top": 3}, {"objective": "balanced", "budget_usd": 2000.0, "top": 12}),
+    ("serve-8b-online", {}, {"spot": True, "top": 4}),
+])
+def test_plans_reusing_the_servers_remembered_work_equal_fresh_sql_plans(ex, first, then):
+    """The server keeps priced matrices, upgrade advice and checklist warnings per cached table; a plan with
+    another budget, deadline, objective or top must still equal the plan the SQL path makes from scratch."""
+    from gpuquote.service.plan import plan_job
+    from gpuquote.web.common import parse_job
+
+    job = parse_job(None, None, ex)
+    columns.enable(True)
+    try:
+        plan_job(job, **first)  # fills the caches the next plan reuses
+        got = plan_job(job, **then)
+    finally:
+        columns.enable(False)
+    want = plan_job(job, **then)
+    got.pop("store"), want.pop("store")
+    assert got == want

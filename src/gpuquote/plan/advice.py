@@ -101,8 +101,19 @@ def _best_on(job: Job, advice: OfferTable | list[dict], fams: tuple[str, ...], o
     table = advice if isinstance(advice, OfferTable) else OfferTable.from_rows(advice)
     cand = table.subset(("families", fams),
                         lambda t: np.nonzero(np.isin(t.families(), np.array(fams, dtype=object)))[0])
-    return plan(job, cand, PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
-                                       serving_hours=opts.serving_hours, gpus=opts.gpus, nodes=opts.nodes), brief=True)
+    sub = PlanOptions(objective=opts.objective, top=1, interruption_rate=opts.interruption_rate,
+                      serving_hours=opts.serving_hours, gpus=opts.gpus, nodes=opts.nodes)
+    if not cand.__dict__.get("shared"):
+        return plan(job, cand, sub, brief=True)
+    # a table the server keeps: the same job's upgrade is the same answer under any budget, top or GPU filter
+    memo = cand.__dict__.setdefault("_best", {})
+    key = (job.cache_key(), sub.objective, sub.interruption_rate, sub.serving_hours, sub.gpus, sub.nodes)
+    got = memo.get(key)
+    if got is None:
+        if len(memo) >= 256:
+            memo.clear()
+        got = memo[key] = plan(job, cand, sub, brief=True)
+    return got
 
 
 def _sku(gpu_id: str) -> str:

@@ -34,6 +34,7 @@ from gpuquote.plan.rows import (
     _row,
     _stated_assumptions,
     annotate_sections,
+    checklist_warnings,
     group_excluded,
 )
 from gpuquote.plan.table import OfferTable
@@ -240,10 +241,16 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     n_feasible = len(priced)
     built: dict[int, dict] = {}
 
+    checks = table.__dict__.setdefault("_checks", {})  # checklist warnings per offer of this table
+
     def row_of(c: Choice) -> dict:
         if c.row not in built:
-            built[c.row] = _row(c, table.row(c.row), job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt,
-                                store_gb, egress_gb, float(wr_col[c.row]), restart_h, c.row in pareto_ids)
+            row = table.row(c.row)
+            chk = checks.get(c.row)
+            if chk is None:
+                chk = checks[c.row] = checklist_warnings(row)
+            built[c.row] = _row(c, row, job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt,
+                                store_gb, egress_gb, float(wr_col[c.row]), restart_h, c.row in pareto_ids, chk)
         return built[c.row]
 
     out_rows = [row_of(c) for c in chosen]

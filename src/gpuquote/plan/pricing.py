@@ -9,6 +9,8 @@ The arithmetic per cell is unchanged (spot: Young/Daly checkpointing; billing gr
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +45,26 @@ def data_loading_factor(cores_per_gpu: np.ndarray, A: dict) -> np.ndarray:
     return np.where(np.isfinite(cores_per_gpu) & (cores_per_gpu > 0), f, 1.0)
 
 
+@dataclass
+class Matrix:
+    """Every offer of the configurations at each node count: what does not depend on a deadline or budget."""
+
+    ia: np.ndarray  # table rows
+    g_of: np.ndarray  # configuration index per row
+    T: np.ndarray  # hours (n x kmax; NaN past a configuration's node counts)
+    C: np.ndarray  # USD
+    f: np.ndarray  # spot factor
+    cpuf: np.ndarray  # CPU factor per row
+    valid: np.ndarray
+
+
+#: Matrices of recent (table, job, options) triples: a server plans the same job on the same cached table under
+#: many budgets, tops and objectives, and only the choice below depends on those. Bounded (~1 MB each).
+_MATRICES: OrderedDict = OrderedDict()
+_MATRICES_MAX = 32
+_LOCK = threading.Lock()
+
+
 def price_all(job, groups: list[tuple[Config, list[NodeEval], np.ndarray]], table: OfferTable, lam_col, opts,
               restart_h: float, ckpt: float, store_gb: float, egress_gb: float, A: dict, deadline_fail: list,
               budget_fail: list, *, eg_col: np.ndarray, wr_col: np.ndarray) -> Priced:
@@ -50,11 +72,46 @@ def price_all(job, groups: list[tuple[Config, list[NodeEval], np.ndarray]], tabl
 
     deadline_fail / budget_fail get (time, cost, row) of the closest an infeasible offer comes.
     """
-    c = table.c
-    empty = np.zeros(0)
     if not groups:
-        z = np.zeros(0, dtype=np.int64)
-        return Priced(z, z, z, empty, empty, empty, empty)
+        z, e = np.zeros(0, dtype=np.int64), np.zeros(0)
+        return Priced(z, z, z, e, e, e, e)
+    m = None
+    key = None
+    if table.__dict__.get("shared"):  # a table the server keeps (service.columns): worth remembering
+        key = (id(table), job.cache_key(), opts.gpus, opts.nodes, opts.deadline_hours, opts.interruption_rate,
+               restart_h, ckpt, store_gb, egress_gb, tuple(id(evs) for _, evs, _ in groups))
+        with _LOCK:
+            hit = _MATRICES.get(key)
+            if hit is not None and hit[0] is table:
+                _MATRICES.move_to_end(key)
+                m = hit[1]
+    if m is None:
+        m = _matrix(job, groups, table, lam_col, restart_h, ckpt, store_gb, egress_gb, A, eg_col, wr_col)
+        if key is not None:
+            with _LOCK:
+                _MATRICES[key] = (table, m, groups)  # table and groups kept alive: their ids stay theirs
+                while len(_MATRICES) > _MATRICES_MAX:
+                    _MATRICES.popitem(last=False)
+    T, C = m.T, m.C
+    feasible = np.isfinite(C) & m.valid
+    if opts.deadline_hours:
+        feasible &= opts.deadline_hours >= T
+    if opts.budget_usd:
+        feasible &= opts.budget_usd >= C
+    with np.errstate(invalid="ignore"):
+        score = {"cost": C + T * 1e-9, "time": T + C * 1e-12, "balanced": C * T}[opts.objective]
+    score = np.where(feasible, score, np.inf)
+    best = np.argmin(score, axis=1)
+    ar = np.arange(len(m.ia))
+    ok = np.isfinite(score[ar, best])
+    _fails(~ok, T, C, m.valid, m.ia, opts, deadline_fail, budget_fail)
+    b = best[ok]
+    return Priced(m.ia[ok], m.g_of[ok], b, T[ar[ok], b], C[ar[ok], b], m.f[ar[ok], b], m.cpuf[ok])
+
+
+def _matrix(job, groups, table: OfferTable, lam_col, restart_h, ckpt, store_gb, egress_gb, A, eg_col,
+            wr_col) -> Matrix:
+    c = table.c
     sizes = np.array([len(idx) for _, _, idx in groups], dtype=np.int64)
     ia = np.concatenate([np.asarray(idx, dtype=np.int64) for _, _, idx in groups])
     g_of = np.repeat(np.arange(len(groups)), sizes)
@@ -90,21 +147,9 @@ def price_all(job, groups: list[tuple[Config, list[NodeEval], np.ndarray]], tabl
             run[m, j] = _cost_of_run(row, float(T[m, j]), int(NODES[m, j]))
     storage = np.where(c["cov_st"][ia][:, None], 0.0, c["st"][ia][:, None] * store_gb * T / 730.0)
     C = run + storage + egress[:, None]
-    valid = ~np.isnan(H)
-    feasible = np.isfinite(C) & valid
-    if opts.deadline_hours:
-        feasible &= opts.deadline_hours >= T
-    if opts.budget_usd:
-        feasible &= opts.budget_usd >= C
-    with np.errstate(invalid="ignore"):
-        score = {"cost": C + T * 1e-9, "time": T + C * 1e-12, "balanced": C * T}[opts.objective]
-    score = np.where(feasible, score, np.inf)
-    best = np.argmin(score, axis=1)
-    ar = np.arange(n)
-    ok = np.isfinite(score[ar, best])
-    _fails(~ok, T, C, valid, ia, opts, deadline_fail, budget_fail)
-    b = best[ok]
-    return Priced(ia[ok], g_of[ok], b, T[ar[ok], b], C[ar[ok], b], f[ar[ok], b], cpuf[ok])
+    for a in (T, C, f):
+        a.flags.writeable = False
+    return Matrix(ia, g_of, T, C, f, cpuf, ~np.isnan(H))
 
 
 def _fails(bad: np.ndarray, T, C, valid, ia, opts, deadline_fail: list, budget_fail: list) -> None:

@@ -124,7 +124,8 @@ def fmt_hours(h: float) -> str:
 
 
 def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ckpt: float, store_gb: float,
-         egress_gb: float, write_gbs: float, restart_h: float, on_front: bool) -> dict:
+         egress_gb: float, write_gbs: float, restart_h: float, on_front: bool,
+         checks: list[str] | None = None) -> dict:
     ev, est = c.ev, c.ev.est
     breakdown, bill_notes = _breakdown(c, row, c.time_hours, ev.nodes, store_gb, egress_gb)
     total = sum(breakdown.values())
@@ -174,12 +175,12 @@ def _row(c: Choice, row: dict, job: Job, opts: PlanOptions, notes: list[str], ck
         w = ckpt / ev.nodes / (write_gbs * 1e9) / 3600.0 if ckpt else 0.0
         sp = overhead(ev.hours * c.cpu_factor, ev.nodes, lam, w, restart_h)
         out["spot_interruptions"] = {**sp.to_dict(), "rate_per_node_hour": lam, "rate_source": why}
-    out["warnings"] = _warnings(c, row, est, job, notes + bill_notes, store_gb, egress_gb, out)
+    out["warnings"] = _warnings(c, row, est, job, notes + bill_notes, store_gb, egress_gb, out, checks)
     return out
 
 
 def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[str], store_gb: float,
-              egress_gb: float, out: dict) -> list[str]:
+              egress_gb: float, out: dict, checks: list[str] | None = None) -> list[str]:
     w = list(notes)
     acc = est.extra.get("accuracy") or {}
     if acc and not acc.get("measured", True):
@@ -229,7 +230,7 @@ def _warnings(c: Choice, row: dict, est: EstimateResult, job: Job, notes: list[s
     elif egress_gb and eg_src and eg_src.startswith("http"):
         w.append(Msg("plan.w.egress_priced", provider=row["provider"], gb=f"{egress_gb:,.0f}", rate=f"{eg_rate:g}",
                      source=eg_src))
-    w.extend(checklist_warnings(row))
+    w.extend(checklist_warnings(row) if checks is None else checks)
     return w
 
 

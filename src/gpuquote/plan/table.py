@@ -164,7 +164,9 @@ class OfferTable:
         subs = self.__dict__.setdefault("_subsets", {})
         t = subs.get(key)
         if t is None:
-            t = subs[key] = self.take(pick(self))
+            t = self.take(pick(self))
+            t.shared = self.__dict__.get("shared", False)  # kept with its parent
+            subs[key] = t
         return t
 
     def _config_codes(self) -> tuple[np.ndarray, list[tuple]]:

@@ -307,6 +307,7 @@ def plan_table(f: OfferFilter):
         return hit, c.where
     cols, fetch = plan_columns(f)
     table = OfferTable.from_columns(cols, fetch)
+    table.shared = True  # kept and planned again: the planner may remember work done on it
     with _LOCK:
         if len(c._tables) >= 256:
             c._tables.pop(next(iter(c._tables)))
@@ -328,6 +329,7 @@ def advice_table(parts: list[OfferFilter]):
     out = tables[0]
     for t in tables[1:]:
         out = OfferTable.concat(out, t)
+    out.shared = True
     with _LOCK:
         c._tables[key] = (out, tables)  # the parts kept alive with it, so their ids stay theirs
     return out
