@@ -361,3 +361,23 @@ def test_plans_reusing_the_servers_remembered_work_equal_fresh_sql_plans(ex, fir
     want = plan_job(job, **then)
     got.pop("store"), want.pop("store")
     assert got == want
+
+
+def test_a_plan_in_another_currency_leaves_the_remembered_rows_untouched():
+    """Rows are remembered per cached table and handed out as copies: CNY twins added to one answer must not
+    appear in the next (web API: currency=CNY, then no currency)."""
+    from gpuquote.web.api import PlanRequest, run_plan
+
+    body = {"example": "lora-70b", "top": 9}
+    want = run_plan(PlanRequest(**body))  # SQL path
+    columns.enable(True)
+    try:
+        run_plan(PlanRequest(**body))
+        cny = run_plan(PlanRequest(**body, currency="CNY"))
+        after = run_plan(PlanRequest(**body))
+    finally:
+        columns.enable(False)
+    assert any(k.endswith("_cny") for k in cny["rows"][0])
+    assert not any(k.endswith("_cny") for r in after["rows"] for k in r)
+    want.pop("store"), after.pop("store")
+    assert after == want

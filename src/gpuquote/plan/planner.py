@@ -243,14 +243,26 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
 
     checks = table.__dict__.setdefault("_checks", {})  # checklist warnings per offer of this table
 
+    shared = table.__dict__.get("shared", False)
+    jkey = job.cache_key()
+
     def row_of(c: Choice) -> dict:
         if c.row not in built:
-            row = table.row(c.row)
-            chk = checks.get(c.row)
-            if chk is None:
-                chk = checks[c.row] = checklist_warnings(row)
-            built[c.row] = _row(c, row, job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt,
-                                store_gb, egress_gb, float(wr_col[c.row]), restart_h, c.row in pareto_ids, chk)
+            key = (id(table), c.row, jkey, id(c.ev), opts.interruption_rate) if shared else None
+            hit = _ROWS.get(key) if key is not None else None
+            if hit is not None and hit[0] is table:
+                out = _copy_row(hit[1])
+            else:
+                row = table.row(c.row)
+                chk = checks.get(c.row)
+                if chk is None:
+                    chk = checks[c.row] = checklist_warnings(row)
+                out = _row(c, row, job, opts, notes_by_key.get(int(codes[c.row]), []), ckpt,
+                           store_gb, egress_gb, float(wr_col[c.row]), restart_h, False, chk)
+                if key is not None:
+                    _remember_row(key, table, out)
+            out["pareto"] = c.row in pareto_ids
+            built[c.row] = out
         return built[c.row]
 
     out_rows = [row_of(c) for c in chosen]
@@ -279,6 +291,27 @@ def plan(job: Job, rows: list[dict] | OfferTable, opts: PlanOptions | None = Non
     if advice_rows is not None:
         result["upgrade_advice"] = _advice(job, result, excluded, advice_rows, opts)
     return result
+
+
+#: Rows built on the server's cached tables, by (table, offer, job, node count, interruption rate): everything a
+#: row says follows from those, and a plan under another budget, top or objective shows many of the same
+#: rows. Handed out as deep copies of their dicts and lists (annotate_sections and in_currency add keys).
+_ROWS: dict[tuple, tuple[OfferTable, dict]] = {}
+_ROWS_MAX = 8192
+
+
+def _remember_row(key: tuple, table: OfferTable, row: dict) -> None:
+    if len(_ROWS) >= _ROWS_MAX:
+        _ROWS.clear()
+    _ROWS[key] = (table, _copy_row(row))  # the table kept alive with it: its id stays its own
+
+
+def _copy_row(v):
+    if isinstance(v, dict):
+        return {k: _copy_row(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_copy_row(x) for x in v]
+    return v
 
 
 def _key_configs(table: OfferTable) -> tuple[list[Config | None], list[list[str]], list[str | None]]:
