@@ -118,6 +118,7 @@ class Columns:
         self._json: list[bytes | None] = [None] * n
         self._json_hour = ""
         self._tables: dict[tuple, object] = {}
+        self._orders: dict[tuple[str, bool], np.ndarray] = {}
 
     # --- filtering ---------------------------------------------------------------------------------------------
     def mask(self, f: OfferFilter) -> np.ndarray:
@@ -174,6 +175,14 @@ class Columns:
             null = np.zeros(len(idx), dtype=bool)
         return idx[np.lexsort((self.tail[idx], key, null))]
 
+    def full_order(self, sort: str, descending: bool) -> np.ndarray:
+        """Every offer in this sort's order (ties broken by provider, region, offer id: a total order)."""
+        key = (sort, descending)
+        got = self._orders.get(key)
+        if got is None:
+            got = self._orders[key] = self.order(np.arange(self.n, dtype=np.int64), sort, descending)
+        return got
+
     def row(self, i: int, now_hour: str) -> dict:
         d = dict(self.rows[i])
         d["freshness"] = _freshness_cached(self.fetched_at[i], now_hour) if self.fetched_at[i] else "unknown"
@@ -216,6 +225,11 @@ def current() -> Columns:
         return cols
 
 
+def built() -> bool:
+    """The columns were built at least once (they may be stale: `current()` rebuilds them)."""
+    return _CACHE["cols"] is not None
+
+
 def ready(max_offers: int = 50_000) -> bool:
     """The columns are built for the store as it is now and hold at most `max_offers` offers: a query or plan
     will not rebuild them, and building a plan table for a new filter costs milliseconds."""
@@ -248,10 +262,12 @@ def query(f: OfferFilter, offset: int = 0, rows: bool = True
 
     rows=False: the page's rows are not built as dicts (a Page to materialize, or to write with offers_json)."""
     c = current()
-    idx = np.nonzero(c.mask(f))[0]
+    m = c.mask(f)
+    idx = np.nonzero(m)[0]
     present = np.nonzero(np.bincount(c.code_arr["provider"][idx], minlength=len(c.codes["provider"])))[0]
     providers = sorted(c.provider_names[k] for k in present.tolist())
-    ordered = c.order(idx, f.sort, f.descending)
+    full = c.full_order(f.sort, f.descending)
+    ordered = full[m[full]]  # the catalog sorted once per key; a total order, so filtering keeps it sorted
     page = ordered[offset:offset + f.limit] if f.limit else ordered[offset:]
     now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0).isoformat()
     out = Page([], page, c, now_hour, built=False)
@@ -335,5 +351,5 @@ def advice_table(parts: list[OfferFilter]):
     return out
 
 
-__all__ = ["Columns", "Page", "advice_table", "current", "enable", "enabled", "offers_json", "plan_columns",
+__all__ = ["Columns", "Page", "advice_table", "built", "current", "enable", "enabled", "offers_json", "plan_columns",
            "plan_table", "query", "ready", "store_stamp"]

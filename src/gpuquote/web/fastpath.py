@@ -8,7 +8,8 @@ same service (`list_offers` + `offers_json`) and adds what the outer layers woul
 
 Whatever it does not fully own it hands on untouched: another path or method, `format=csv`, `currency`, a
 value the model refuses (the route answers the 422 with its own message), a service error (the route answers
-the 400), or a catalog that is not built yet. tests/test_fastpath.py checks that answers equal the route's.
+the 400), or a catalog not built yet (the server's warm-up builds it). tests/test_fastpath.py checks that the
+answers equal the route's.
 GPUQUOTE_WEB_FASTPATH=0 turns it off.
 """
 
@@ -72,7 +73,7 @@ def answer(query_string: bytes) -> bytes | None:
     """The body the route would send for this query, or None when the route must answer."""
     from gpuquote.service import columns
 
-    if not columns.enabled() or not columns.ready():
+    if not columns.enabled() or not columns.built():  # (a stale catalog is rebuilt by the query, as the route does)
         return None
     raw = _params(query_string)
     if raw is None:
