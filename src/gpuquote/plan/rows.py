@@ -383,18 +383,22 @@ def _on_demand_refs(table, wanted: set[tuple[str, str]]) -> dict[tuple, float]:
     """Cheapest on-demand USD/GPU-h of the same provider and SKU, per region and over all regions."""
     if not wanted or "sku" not in table.c:
         return {}
+    if not table.__dict__.get("shared"):  # a one-off table (CLI, quotes): only the providers asked about
+        return _on_demand_refs_of(table, {p for p, _ in wanted})
     refs = table.__dict__.get("_on_demand_refs")
     if refs is None:  # every provider and SKU at once, kept on the table (cached tables serve many plans)
-        refs = table.__dict__["_on_demand_refs"] = _all_on_demand_refs(table)
+        refs = table.__dict__["_on_demand_refs"] = _on_demand_refs_of(table, None)
     return refs
 
 
-def _all_on_demand_refs(table) -> dict[tuple, float]:
+def _on_demand_refs_of(table, providers: set[str] | None) -> dict[tuple, float]:
     import numpy as np
 
     c = table.c
     out: dict[tuple, float] = {}
     mask = ~c["spot"] & np.isfinite(c["rate"]) & (c["gpu_count"] > 0)
+    if providers is not None:  # one C-speed pass for the providers, then their on-demand rows only
+        mask &= np.fromiter(map(providers.__contains__, c["provider"].tolist()), dtype=bool, count=len(mask))
     idx = np.nonzero(mask)[0]
     per_gpu = (c["rate"][idx] / c["gpu_count"][idx]).tolist()
     for p, sku, reg, v in zip(c["provider"][idx].tolist(), c["sku"][idx].tolist(), c["region"][idx].tolist(), per_gpu,
