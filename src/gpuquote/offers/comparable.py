@@ -25,8 +25,8 @@ from gpuquote.offers.likeforlike import NETWORK_RATIO, NVME_RATIO, PER_GPU_TOLER
 #: Up to this many quotes, every pair is listed (the answer grows as the square of the file).
 FULL_PAIRS_MAX = 100
 #: Above it, at most this many comparable ids and differing quotes are listed per quote.
-LIST_CAP = 50
-DIFF_CAP = 5
+LIST_CAP = 20
+DIFF_CAP = 3
 _A, _B = "\x00a\x00", "\x00b\x00"  # placeholder ids of a cached pair
 
 

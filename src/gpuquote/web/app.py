@@ -103,7 +103,7 @@ async def lifespan(app: FastAPI):
     yield
 
 
-GC_THRESHOLD = 20_000
+GC_THRESHOLD = 50_000
 
 
 def create_app(max_body_bytes: int | None = None) -> FastAPI:
