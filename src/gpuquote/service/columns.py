@@ -40,19 +40,25 @@ def enabled() -> bool:
 
 
 def store_stamp() -> tuple:
-    """Changes whenever the store may have changed (cheap: three stat calls, or one indexed query)."""
+    """Changes whenever the store may have changed (cheap: two stat calls, or one indexed query)."""
     from gpuquote.config import db_url
 
     url = db_url()
     if url.startswith("sqlite:///"):
-        out: list = [url]
-        for f in _stat_paths(url):
+        db, wal, embedded = _stat_paths(url)
+        try:
+            st = os.stat(db)
+        except OSError:  # no user store yet: the embedded snapshot answers (it changes only with the package)
             try:
-                st = os.stat(f)
-                out.append((st.st_mtime_ns, st.st_size))
+                e = os.stat(embedded)
+                return (url, None, (e.st_mtime_ns, e.st_size))
             except OSError:
-                out.append(None)
-        return tuple(out)
+                return (url, None, None)
+        try:
+            w = os.stat(wal)
+            return (url, (st.st_mtime_ns, st.st_size), (w.st_mtime_ns, w.st_size))
+        except OSError:
+            return (url, (st.st_mtime_ns, st.st_size), None)
     r = open_reader()
     try:
         return (url, r.execute("SELECT COALESCE(MAX(id), 0) AS n FROM snapshots")[0]["n"])
@@ -119,6 +125,7 @@ class Columns:
         self._json_hour = ""
         self._tables: dict[tuple, object] = {}
         self._orders: dict[tuple[str, bool], np.ndarray] = {}
+        self._in_cache: dict[tuple, np.ndarray] = {}
 
     # --- filtering ---------------------------------------------------------------------------------------------
     def mask(self, f: OfferFilter) -> np.ndarray:
@@ -144,6 +151,17 @@ class Columns:
         return m
 
     def _in(self, col: str, values) -> np.ndarray:
+        """Rows whose `col` is one of `values` (kept per value set: filters repeat, their combinations do not)."""
+        key = (col, tuple(values))
+        hit = self._in_cache.get(key)
+        if hit is None:
+            hit = self._in_of(col, values)
+            hit.flags.writeable = False
+            if len(self._in_cache) < 1024:
+                self._in_cache[key] = hit
+        return hit
+
+    def _in_of(self, col: str, values) -> np.ndarray:
         table = self.codes[col]
         lut = np.zeros(len(table) + 1, dtype=bool)
         for v in values:
@@ -188,8 +206,8 @@ class Columns:
         d["freshness"] = _freshness_cached(self.fetched_at[i], now_hour) if self.fetched_at[i] else "unknown"
         return d
 
-    def page_json(self, where: np.ndarray, now_hour: str) -> bytes:
-        """The rows at `where` as `dumps` writes a list nested two levels deep (the "offers" of a body), UTF-8;
+    def page_json(self, where: np.ndarray, now_hour: str, pre: bytes = b"", post: bytes = b"") -> bytes:
+        """pre + the rows at `where` as `dumps` writes a list nested two levels deep (the "offers" of a body) + post;
         each row's text is cached (freshness moves hourly, so the cache is the hour's)."""
         if self._json_hour != now_hour:
             self._json = [None] * self.n
@@ -203,7 +221,7 @@ class Columns:
 
                 text = cache[i] = dumps_bytes(self.row(i, now_hour)).replace(b"\n", b"\n    ")
             parts.append(text)
-        return b"[\n    " + b",\n    ".join(parts) + b"\n  ]"
+        return b"".join((pre, b"[\n    ", b",\n    ".join(parts), b"\n  ]", post))
 
 
 def current() -> Columns:
@@ -292,8 +310,8 @@ def offers_json(body: dict) -> bytes:
         return dumps_bytes(body)
     if not len(rows.where):
         return dumps_bytes({**body, "offers": []})
-    head = dumps_bytes({**body, "offers": MARK})
-    return head.replace(dumps(MARK).encode(), rows.cols.page_json(rows.where, rows.now_hour), 1)
+    pre, post = dumps_bytes({**body, "offers": MARK}).split(dumps(MARK).encode(), 1)
+    return rows.cols.page_json(rows.where, rows.now_hour, pre, post)
 
 
 def plan_columns(f: OfferFilter) -> tuple[dict[str, list], callable]:
