@@ -201,6 +201,17 @@ class Columns:
             got = self._orders[key] = self.order(np.arange(self.n, dtype=np.int64), sort, descending)
         return got
 
+    def warm(self, max_offers: int = 50_000) -> None:
+        """Encode every row and sort by every key now (a server's warm-up; ~0.1 s for 5,000 offers), so the first
+        requests after a start do not pay for it together."""
+        if self.n > max_offers:
+            return
+        for sort in sorted(set(SORT_COLUMNS)):
+            for desc in (False, True):
+                self.full_order(sort, desc)
+        now_hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0).isoformat()
+        self.page_json(np.arange(self.n, dtype=np.int64), now_hour)
+
     def row(self, i: int, now_hour: str) -> dict:
         d = dict(self.rows[i])
         d["freshness"] = _freshness_cached(self.fetched_at[i], now_hour) if self.fetched_at[i] else "unknown"

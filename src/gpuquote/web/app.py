@@ -79,7 +79,11 @@ def _warm() -> None:
     for mod in ("plan", "quotes", "offers", "estimate", "money"):
         importlib.import_module(f"gpuquote.service.{mod}")
     if columns.enabled():
-        columns.current()
+        columns.current().warm()
+        from gpuquote.web import fastpath
+
+        for q in (b"limit=1", b"sort=provider&desc=true&limit=1", b"gpu=a100&spot=false&max_price_usd=9&limit=1"):
+            fastpath.answer(q)  # the request path itself, once (imports, first calls)
 
 
 @asynccontextmanager
