@@ -83,3 +83,24 @@ def test_fast_path_gzip_is_real_gzip(clients):
     assert raw.headers["content-encoding"] == "gzip"
     assert int(raw.headers["content-length"]) < len(body) / 3, "compressed on the wire"
     assert raw.content == body and raw.json()["count"] > 40  # decoded by the client: the service's bytes
+
+
+def test_the_served_app_has_the_fast_path_outside_fastapi(clients):
+    """What uvicorn serves (`gpuquote.web.app:app`): the fast path wraps the FastAPI app itself, forwards its
+    attributes, and answers like the route; everything else goes through FastAPI as before."""
+    from fastapi import FastAPI
+
+    from gpuquote.web.app import app
+    from gpuquote.web.fastpath import OffersFastPath
+
+    assert isinstance(app, OffersFastPath) and isinstance(app.app, FastAPI)
+    assert app.title == "gpuquote" and "/api/offers" in app.openapi()["paths"]
+    _, slow, _ = clients
+    with TestClient(app) as c:
+        c.get("/api/offers?limit=1")
+        before = app.hits
+        a = c.get("/api/offers?gpu=h100&limit=12&sort=provider")
+        assert app.hits == before + 1
+        assert a.content == slow.get("/api/offers?gpu=h100&limit=12&sort=provider").content
+        assert c.get("/api/offers?limit=0").status_code == 422 and app.hits == before + 1
+        assert c.get("/api/health").json()["status"] == "ok"

@@ -110,7 +110,8 @@ async def lifespan(app: FastAPI):
 GC_THRESHOLD = 50_000
 
 
-def create_app(max_body_bytes: int | None = None) -> FastAPI:
+def create_app(max_body_bytes: int | None = None, fast_path: bool = True) -> FastAPI:
+    """The app; fast_path=False leaves out web/fastpath.py's layer (the module-level `app` puts it outside)."""
     from gpuquote import __version__
     from gpuquote.web import api, pages, rfq_watch
 
@@ -184,9 +185,12 @@ def create_app(max_body_bytes: int | None = None) -> FastAPI:
     # The cache keeps plain bodies, each answer is compressed for the client that asks for it.
     compress.add_gzip(app)
     app.add_middleware(RequestDeadline)  # the time limit covers reading the body too
-    app.add_middleware(OffersFastPath)  # outermost: GET /api/offers in a third of the CPU (web/fastpath.py)
+    if fast_path:
+        app.add_middleware(OffersFastPath)  # outermost: GET /api/offers in a third of the CPU (web/fastpath.py)
     columns.enable()  # offers, summaries and plans answered from the in-memory catalog (service/columns.py)
     return app
 
 
-app = create_app()
+# What uvicorn and gunicorn serve: the fast path outside FastAPI itself (its error and telemetry layers cost
+# another 15% of a small request); attributes (openapi, state, routes...) are the FastAPI app's.
+app = OffersFastPath(create_app(fast_path=False))

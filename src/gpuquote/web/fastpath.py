@@ -105,10 +105,19 @@ class OffersFastPath:
         self.enabled = os.environ.get("GPUQUOTE_WEB_FASTPATH", "1") not in ("0", "false", "no")
         self.hits = 0
 
+    def __getattr__(self, name: str):  # wrapping the FastAPI app itself: its openapi(), state, routes...
+        inner = self.__dict__.get("app")
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
+
     async def __call__(self, scope, receive, send):
         if not (self.enabled and scope["type"] == "http" and scope["path"] == PATH and scope["method"] == "GET"):
             return await self.app(scope, receive, send)
-        body = answer(scope.get("query_string", b""))
+        try:
+            body = answer(scope.get("query_string", b""))
+        except Exception:  # anything unexpected: the route answers, and its error handling logs it
+            body = None
         if body is None:
             return await self.app(scope, receive, send)
         self.hits += 1
