@@ -113,7 +113,7 @@ GC_THRESHOLD = 50_000
 def create_app(max_body_bytes: int | None = None, fast_path: bool = True) -> FastAPI:
     """The app; fast_path=False leaves out web/fastpath.py's layer (the module-level `app` puts it outside)."""
     from gpuquote import __version__
-    from gpuquote.web import api, pages, rfq_watch
+    from gpuquote.web import api, pages, plan_page, rfq_watch
 
     app = FastAPI(title="gpuquote", version=__version__, openapi_url="/openapi.json", docs_url=None,
                   redoc_url=None, description="GPU offers, job plans and quote checks. Every body equals the "
@@ -159,6 +159,7 @@ def create_app(max_body_bytes: int | None = None, fast_path: bool = True) -> Fas
 
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(plan_page.router)
     app.include_router(rfq_watch.api)
     app.include_router(rfq_watch.pages)
 
