@@ -104,3 +104,65 @@ def test_the_served_app_has_the_fast_path_outside_fastapi(clients):
         assert a.content == slow.get("/api/offers?gpu=h100&limit=12&sort=provider").content
         assert c.get("/api/offers?limit=0").status_code == 422 and app.hits == before + 1
         assert c.get("/api/health").json()["status"] == "ok"
+
+
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_concurrent_clients_on_a_real_server_are_served_in_turn(clients):
+    """uvicorn on loopback, 25 keep-alive connections at once: every answer is the route's, and the requests
+    queued for their turn (web/turns.py) instead of being run in the kernel's ready-list order."""
+    import asyncio
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from gpuquote.web import turns
+    from gpuquote.web.app import create_app
+    from gpuquote.web.fastpath import OffersFastPath
+
+    _, slow, _ = clients
+    app = OffersFastPath(create_app(fast_path=False))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           access_log=False, lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    queries = [f"gpu={g}&sort={s}&limit={5 + i}&offset={i}" for i, (g, s) in enumerate(
+        (g, s) for g in ("a100", "h100", "l4", "a10", "v100") for s in ("price", "provider", "gpu", "vcpus", "memory"))]
+
+    async def one_client(qs: list[str]) -> list[tuple[str, int, bytes]]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        out = []
+        try:
+            for q in qs:
+                writer.write(f"GET /api/offers?{q} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+                await writer.drain()
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+                n = next(int(v) for k, _, v in (h.partition(":") for h in head[1:]) if k.lower() == "content-length")
+                out.append((q, int(head[0].split()[1]), await reader.readexactly(n)))
+        finally:
+            writer.close()
+        return out
+
+    async def main():
+        per = [[queries[(c * 7 + k) % len(queries)] for k in range(8)] for c in range(25)]
+        return [x for got in await asyncio.gather(*(one_client(p) for p in per)) for x in got]
+
+    try:
+        got = asyncio.run(main())
+        served = [(t.served, t.waited, len(t.waiting)) for t in list(turns._TURNS.values()) if t.served >= 200]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+    assert len(got) == 200 and app.hits >= 200
+    expected = {q: slow.get("/api/offers?" + q).content for q in queries}
+    assert all(st == 200 and body == expected[q] for q, st, body in got)
+    assert len(served) == 1 and served[0][1] > 0 and served[0][2] == 0, "requests queued, and all were served"

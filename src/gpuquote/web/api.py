@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gpuquote.service.encoding import dumps_bytes
-from gpuquote.web import common, csvout
+from gpuquote.web import common, csvout, turns
 from gpuquote.web.responses import (
     EstimateBody,
     ExamplesBody,
@@ -289,7 +289,8 @@ def _in_currency(data: dict, req) -> dict:
 async def api_plan(req: PlanRequest, format: CsvFormat = "json"):
     """The body of `gpuquote plan JOB ... --json`; `?format=csv` answers text/csv."""
     if plan_inline(req):  # evaluated before: milliseconds of NumPy, answered in order on the event loop
-        data = run_plan(req)
+        async with turns.turn():
+            data = run_plan(req)
     else:  # a job seen for the first time (seconds at most): a worker thread, under the request deadline
         from starlette.concurrency import run_in_threadpool
 

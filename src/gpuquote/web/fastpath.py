@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gpuquote.errors import BadInput
 from gpuquote.web.compress import LEVEL
 from gpuquote.web.middleware import SECURITY_HEADERS
+from gpuquote.web.turns import turn
 
 GZIP_MIN = 1024  # as compress.add_gzip
 PATH = "/api/offers"
@@ -114,10 +115,11 @@ class OffersFastPath:
     async def __call__(self, scope, receive, send):
         if not (self.enabled and scope["type"] == "http" and scope["path"] == PATH and scope["method"] == "GET"):
             return await self.app(scope, receive, send)
-        try:
-            body = answer(scope.get("query_string", b""))
-        except Exception:  # anything unexpected: the route answers, and its error handling logs it
-            body = None
+        async with turn():  # served in arrival order (web/turns.py); the send below is outside the turn
+            try:
+                body = answer(scope.get("query_string", b""))
+            except Exception:  # anything unexpected: the route answers, and its error handling logs it
+                body = None
         if body is None:
             return await self.app(scope, receive, send)
         self.hits += 1
