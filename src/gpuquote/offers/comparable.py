@@ -127,6 +127,16 @@ class _Diffs:
                 for d in got]
 
 
+def _candidates(i: int, keys: list, strangers: list[int], firsts: list[int], loose: list[int]):
+    """The quotes that quote i may be shown to differ from, nearest first, lazily (callers take a few).
+    Friends are only ever in i's own bucket, and `strangers` already leaves them out."""
+    yield from strangers
+    for j in firsts:
+        if keys[j] != keys[i] or keys[i] is None:
+            yield j
+    yield from loose
+
+
 def compare_all(checked: list[Checked]) -> Comparison:
     """The like-for-like answer for a whole file (see the module docstring for the caps)."""
     n = len(checked)
@@ -138,12 +148,18 @@ def compare_all(checked: list[Checked]) -> Comparison:
         if k is not None:
             buckets.setdefault(k, []).append(i)
     friends: list[np.ndarray] = [np.empty(0, dtype=int)] * n  # comparable indices, self excluded
+    strangers: list[list[int]] = [[] for _ in range(n)]  # capped: the first few of the bucket that differ
     for idx in buckets.values():
         mat = _bucket_matrix([checked[i] for i in idx])
         np.fill_diagonal(mat, False)
         arr = np.array(idx)
+        if not full:
+            differ = ~mat
+            np.fill_diagonal(differ, False)
         for row, i in enumerate(idx):
             friends[i] = arr[mat[row]]
+            if not full:  # (no Python loop over the bucket per quote: a bucket can hold every quote)
+                strangers[i] = arr[np.flatnonzero(differ[row])[:DIFF_CAP]].tolist()
     diffs = _Diffs(checked)
     firsts = [idx[0] for idx in buckets.values()]
     loose = [i for i, k in enumerate(keys) if k is None]
@@ -156,15 +172,10 @@ def compare_all(checked: list[Checked]) -> Comparison:
         if full:
             mine = set(fr.tolist())
             others = [j for j in range(n) if j != i and j not in mine]
-        else:
-            mine = set(fr.tolist())
-            same = buckets.get(keys[i], []) if keys[i] is not None else []
-            pool = [j for j in same if j != i and j not in mine]
-            pool += [j for j in firsts if keys[j] != keys[i] or keys[i] is None]
-            pool += loose
+        else:  # own bucket first, then one quote of each other bucket, then the unbucketed; never a friend
             others, seen = [], set()
-            for j in pool:
-                if j != i and j not in mine and j not in seen:
+            for j in _candidates(i, keys, strangers[i], firsts, loose):
+                if j != i and j not in seen:
                     seen.add(j)
                     others.append(j)
                     if len(others) >= DIFF_CAP:

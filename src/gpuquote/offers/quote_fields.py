@@ -39,35 +39,35 @@ class _Reader:
             accepted: str | None = None) -> float | None:
         if self.blank(v):
             return None
-        acc = [_acc(accepted) if accepted else (Msg("quote.acc.number_op", op=">" if gt else ">=", lo=f"{lo:g}")
-                                                 if lo is not None else Msg("quote.acc.number"))]
         if isinstance(v, bool):
-            self.err(fld, Msg("quote.e.not_number", value=repr(v)), acc)
-            return None
+            return self._bad_num(fld, Msg("quote.e.not_number", value=repr(v)), lo, gt, accepted)
         if isinstance(v, str):
             s = v.strip().replace(",", "").replace("_", "").replace(" ", "")
             pct = s.endswith("%")
             try:
                 x = float(s[:-1]) / 100 if pct else float(s)
             except ValueError:
-                self.err(fld, Msg("quote.e.not_number", value=f"'{v}'"), acc)
-                return None
+                return self._bad_num(fld, Msg("quote.e.not_number", value=f"'{v}'"), lo, gt, accepted)
         elif isinstance(v, int | float):
             x = float(v)
         else:
-            self.err(fld, Msg("quote.e.not_number", value=type(v).__name__), acc)
-            return None
+            return self._bad_num(fld, Msg("quote.e.not_number", value=type(v).__name__), lo, gt, accepted)
         if math.isnan(x) or math.isinf(x):
-            self.err(fld, Msg("quote.e.not_finite", value=f"'{v}'"), acc)
-            return None
+            return self._bad_num(fld, Msg("quote.e.not_finite", value=f"'{v}'"), lo, gt, accepted)
         if lo is not None and (x < lo or (gt and x == lo)):
-            self.err(fld, Msg("quote.e.not_positive" if gt and lo == 0 else "quote.e.out_of_range", value=_show(v)),
-                     acc)
-            return None
+            return self._bad_num(fld, Msg("quote.e.not_positive" if gt and lo == 0 else "quote.e.out_of_range",
+                                          value=_show(v)), lo, gt, accepted)
         if hi is not None and x > hi:
-            self.err(fld, Msg("quote.e.out_of_range", value=_show(v)), acc)
-            return None
+            return self._bad_num(fld, Msg("quote.e.out_of_range", value=_show(v)), lo, gt, accepted)
         return x
+
+    def _bad_num(self, fld: str, msg: str, lo: float | None, gt: bool, accepted: str | None) -> None:
+        """Record a bad number with its accepted values (built only here: a file's good numbers are most of
+        its fields, and each phrase is a catalog message)."""
+        acc = _acc(accepted) if accepted else (Msg("quote.acc.number_op", op=">" if gt else ">=", lo=f"{lo:g}")
+                                               if lo is not None else Msg("quote.acc.number"))
+        self.err(fld, msg, [acc])
+        return None
 
     def text(self, fld: str, v: Any) -> str | None:
         if self.blank(v):

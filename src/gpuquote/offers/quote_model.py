@@ -72,6 +72,14 @@ class Assessment:
     unit: str  # gpu | mig_slice | shared_gpu
     assumptions: list[str]
     warnings: list[str]
+    facts: object = None  # the checklist's Facts (offers.checklist), kept for the comparison of a whole file
+
+    def checked(self, quote_id: str):
+        """This quote as offers.comparable needs it: the same facts and checklist items, not rebuilt."""
+        from gpuquote.offers.comparable import Checked
+
+        return Checked(quote_id, self.facts, self.checklist, self.prices["usd_per_gpu_hour"],
+                       self.prices["usd_per_node_hour"], self.unit)
 
 
 @dataclass
@@ -160,7 +168,7 @@ class Quote:
             assumptions.append(Msg("quote.f.granularity_assumed",
                                    per=Msg("unit.one." + (self.price.per if self.price.per != "once" else "term"))))
         return Assessment(prices=pr, checklist=run_checklist(facts), advisories=advisories(facts), unit=unit,
-                          assumptions=assumptions, warnings=list(self.warnings) + pr["notes"])
+                          assumptions=assumptions, warnings=list(self.warnings) + pr["notes"], facts=facts)
 
     def to_offer(self, source: str, *, fetched_at: datetime | None = None,
                  overrides: dict[str, float] | None = None) -> Offer:

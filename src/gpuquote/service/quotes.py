@@ -14,6 +14,7 @@ from gpuquote.offers.comparable import Checked, compare_all
 from gpuquote.offers.currency import parse_overrides
 from gpuquote.offers.forms import GRANULARITY_S, HOURS_PER_MONTH, check_utilisation
 from gpuquote.offers.likeforlike import contradiction_text, contradictions
+from gpuquote.offers.quote_model import Assessment
 from gpuquote.offers.quotes import ParsedQuotes, Quote, parse_quotes_text, read_quote_file
 from gpuquote.offers.tco import break_even, compute_tco
 
@@ -54,9 +55,8 @@ def _price_text(q: Quote) -> str:
     return s
 
 
-def quote_report(q: Quote, utilisation: float, overrides: dict[str, float]) -> dict:
-    """Everything `quote check` says about one quote, except comparability (needs the others)."""
-    a = q.assess(utilisation, overrides)
+def quote_report(q: Quote, a: Assessment, utilisation: float) -> dict:
+    """Everything `quote check` says about one quote (its assessment), except comparability (needs the others)."""
     pr, items, unit, tco = a.prices, a.checklist, a.unit, a.prices["tco"]
     node_h = pr["usd_per_node_hour"]
     out = {
@@ -83,12 +83,9 @@ def quote_report(q: Quote, utilisation: float, overrides: dict[str, float]) -> d
     return out
 
 
-def _compare(reports: list[dict], facts: dict) -> tuple[list[dict], list[str], bool]:
+def _compare(reports: list[dict], checked: list[Checked]) -> tuple[list[dict], list[str], bool]:
     """Fill comparable_with / differs_from (offers.comparable); the like-for-like groups ranked by $/GPU-hour."""
-    from gpuquote.offers.checklist import CheckItem
-
-    res = compare_all([Checked(r["id"], facts[r["id"]], [CheckItem(**c) for c in r["checklist"]],
-                               r["usd_per_gpu_hour"], r["usd_per_node_hour"], r["unit"]) for r in reports])
+    res = compare_all(checked)
     for r in reports:
         r["comparable_with"] = res.comparable_with[r["id"]]
         r["differs_from"] = res.differs_from[r["id"]]
@@ -105,16 +102,17 @@ def check_quotes(path_or_text: str | Path, utilisation: float = 1.0,
     ov = _overrides(rate_overrides)
     parsed, shown = load(path_or_text, ov, fmt, name)
     reports: list[dict] = []
-    facts = {}
+    checked: list[Checked] = []
     errors = [e.to_dict() for e in parsed.errors]
     for q in parsed.quotes:
         try:
-            reports.append(quote_report(q, u, ov))
-            facts[q.id] = q.facts()
+            a = q.assess(u, ov)
+            reports.append(quote_report(q, a, u))
+            checked.append(a.checked(q.id))
         except BadInput as e:  # e.g. a currency known at parse time but refused later
             errors.append({"id": q.id, "line": q.line, "message": f"quote '{q.id}': {e}",
                            "fields": [{"field": e.field, "message": str(e), "accepted": e.accepted}]})
-    groups, unranked, truncated = _compare(reports, facts)
+    groups, unranked, truncated = _compare(reports, checked)
     rates: dict[str, dict] = {}
     for r in reports:
         for rt in r["rates"]:
