@@ -122,7 +122,7 @@ def test_offer_forms_constant_matches_the_model_and_the_fast_listing_skips_pydan
     assert typing.get_args(OfferForm) == OFFER_FORMS
     code = ("import sys, runpy; sys.argv = ['gpuquote', 'offers', '--gpu', 'a100-80gb', '--limit', '3']\n"
             "try:\n    runpy.run_module('gpuquote', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            "heavy = ('pydantic', 'typer', 'numpy', 'sqlalchemy', 'yaml', 'httpx')\n"
+            "heavy = ('pydantic', 'typer', 'numpy', 'sqlalchemy', 'yaml', 'httpx', 'rich')\n"
             "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "a100" in r.stdout.lower()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpuquote.cli.common import console, currency_note, fmt_num, print_csv, print_json
+from gpuquote.cli.common import currency_note, fmt_num, print_csv, print_json
 from gpuquote.i18n import t
 
 CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
@@ -110,41 +110,46 @@ def run(gpu: str | None = None, min_gpus: float | None = None, interconnect: str
 
 
 def render(data: dict) -> None:
-    from rich.table import Table
-
+    from gpuquote.cli.plain_table import Column
     from gpuquote.service.money import Display
 
-    c = console()
     m = Display(data)
     rows = data["offers"]
     if not rows:
-        c.print(t("offers.none"))
+        print(t("offers.none"))
         return
-    tbl = Table(title=t("offers.title") + (f" — {data['filters']['gpu']}" if data["filters"]["gpu"] else ""))
-    # (key, justify, no_wrap, max_width): numbers never truncated; long names ellipsised first.
-    cols = (("col.gpu", "left", True, 16), ("col.count", "right", True, None),
-            ("col.usd_per_gpu_hour", "right", True, None), ("col.usd_per_node_hour", "right", True, None),
-            ("col.provider", "left", True, 14), ("col.region", "left", True, 16), ("col.sku", "left", True, 22),
-            ("col.interconnect", "left", True, None), ("col.network", "left", True, 12),
-            ("col.spot", "left", True, None), ("col.freshness", "left", True, None),
-            ("pdata.col.form", "left", True, None))
     heads = {"col.usd_per_gpu_hour": t("money.col.per_gpu_hour", code=m.code),
              "col.usd_per_node_hour": t("money.col.per_node_hour", code=m.code)} if m.code != "USD" else {}
-    for key, just, nowrap, width in cols:
-        tbl.add_column(heads.get(key) or t(key), justify=just, no_wrap=nowrap, overflow="ellipsis", max_width=width,
-                       min_width=5 if just == "right" else 6)
+    # (key, justify, max_width, rank): a narrow terminal drops the highest rank first; numbers never cut
+    spec = (("col.gpu", "left", 22, 0), ("col.count", "right", None, 0), ("col.usd_per_gpu_hour", "right", None, 0),
+            ("col.usd_per_node_hour", "right", None, 0), ("col.provider", "left", 14, 0),
+            ("col.region", "left", 16, 2), ("col.sku", "left", 22, 3), ("col.interconnect", "left", None, 4),
+            ("col.network", "left", 12, 5), ("col.spot", "left", None, 0), ("col.freshness", "left", None, 6),
+            ("pdata.col.form", "left", None, 7))
+    cols = [Column(heads.get(k) or t(k), just, width, rank) for k, just, width, rank in spec]
+    cells = []
     for r in rows:
         net = r["inter_node"]
         net_s = net["kind"] + (f" {net['gbps_per_node']:g}G" if net["gbps_per_node"] else "")
-        tbl.add_row(r["gpu_id"], fmt_num(r["gpu_count"]), fmt_num(m.amount(r["usd_per_gpu_hour"]), 3),
-                    fmt_num(m.amount(r["usd_per_node_hour"]), 2), r["provider"], r["region"], r["sku"], r["intra_node"],
-                    net_s, "spot" if r["spot"] else "", f"{r['freshness']} {_day(r['fetched_at'])}",
-                    "" if r.get("form", "rental") == "rental" else t(f"pdata.form.{r['form']}"))
-    c.print(tbl)
+        cells.append([r["gpu_id"], fmt_num(r["gpu_count"]), fmt_num(m.amount(r["usd_per_gpu_hour"]), 3),
+                      fmt_num(m.amount(r["usd_per_node_hour"]), 2), r["provider"], r["region"] or "", r["sku"] or "",
+                      r["intra_node"], net_s, "spot" if r["spot"] else "",
+                      f"{r['freshness']} {_day(r['fetched_at'])}",
+                      "" if r.get("form", "rental") == "rental" else t(f"pdata.form.{r['form']}")])
+    _print_table(t("offers.title") + (f" — {data['filters']['gpu']}" if data["filters"]["gpu"] else ""), cols, cells)
     if currency_note(data):
-        c.print(currency_note(data), markup=False)
-    c.print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
-            + f"  ({data['store']})", markup=False)
+        print(currency_note(data))
+    print(t("offers.count", n=data["count"], providers=len(data["providers"]), shown=len(rows))
+          + f"  ({data['store']})")
+
+
+def _print_table(title: str, cols: list, cells: list[list[str]]) -> None:
+    from gpuquote.cli.plain_table import render as render_table
+
+    text, hidden = render_table(title, cols, cells)
+    print(text)
+    if hidden:
+        print(t("table.hidden", columns=", ".join(hidden)))
 
 
 def _day(fetched_at: str | None) -> str:
@@ -157,26 +162,22 @@ def _day(fetched_at: str | None) -> str:
 
 
 def render_summary(data: dict) -> None:
-    from rich.table import Table
+    from gpuquote.cli.plain_table import Column
 
-    c = console()
     rows = data["gpus"]
     if not rows:
-        c.print(t("offers.none"))
+        print(t("offers.none"))
         return
-    tbl = Table(title=t("daily.summary.title"))
-    cols = (("col.gpu", "left"), ("daily.summary.col.memory", "right"), ("daily.summary.col.form", "left"),
-            ("daily.summary.col.offers", "right"), ("daily.summary.col.providers", "right"),
-            ("daily.summary.col.od_min", "right"), ("daily.summary.col.od_median", "right"),
-            ("daily.summary.col.spot_min", "right"), ("daily.summary.col.spot_median", "right"),
-            ("daily.summary.col.freshest", "left"))
-    for key, just in cols:
-        tbl.add_column(t(key), justify=just, no_wrap=True)
-    for r in rows:
-        tbl.add_row(r["gpu_id"], fmt_num(r["memory_gib"], 0), r["form_factor"] or "?", fmt_num(r["offers"]),
-                    fmt_num(r["providers"]), fmt_num(r["cheapest_on_demand_usd"], 3),
-                    fmt_num(r["median_on_demand_usd"], 3), fmt_num(r["cheapest_spot_usd"], 3),
-                    fmt_num(r["median_spot_usd"], 3), r["freshest_fetched_at"][:10])
-    c.print(tbl)
-    c.print(t("daily.summary.count", gpus=len(rows), n=data["count"], providers=len(data["providers"]))
-            + f"  ({data['store']})", markup=False)
+    spec = (("col.gpu", "left", 0), ("daily.summary.col.memory", "right", 1), ("daily.summary.col.form", "left", 3),
+            ("daily.summary.col.offers", "right", 2), ("daily.summary.col.providers", "right", 4),
+            ("daily.summary.col.od_min", "right", 0), ("daily.summary.col.od_median", "right", 5),
+            ("daily.summary.col.spot_min", "right", 1), ("daily.summary.col.spot_median", "right", 6),
+            ("daily.summary.col.freshest", "left", 7))
+    cols = [Column(t(k), just, None, rank) for k, just, rank in spec]
+    cells = [[r["gpu_id"], fmt_num(r["memory_gib"], 0), r["form_factor"] or "?", fmt_num(r["offers"]),
+              fmt_num(r["providers"]), fmt_num(r["cheapest_on_demand_usd"], 3), fmt_num(r["median_on_demand_usd"], 3),
+              fmt_num(r["cheapest_spot_usd"], 3), fmt_num(r["median_spot_usd"], 3), r["freshest_fetched_at"][:10]]
+             for r in rows]
+    _print_table(t("daily.summary.title"), cols, cells)
+    print(t("daily.summary.count", gpus=len(rows), n=data["count"], providers=len(data["providers"]))
+          + f"  ({data['store']})")
