@@ -15,6 +15,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from gpuquote.service.encoding import dumps_bytes
 from gpuquote.web import common, csvout, turns
+from gpuquote.web.queries import CsvFormat, Interconnect, OfferFilters, OffersQuery
 from gpuquote.web.responses import (
     EstimateBody,
     ExamplesBody,
@@ -51,39 +52,13 @@ ERROR_SCHEMA = {
 }
 ERRORS: dict[int | str, dict[str, Any]] = {400: ERROR_SCHEMA, 422: ERROR_SCHEMA}
 
-SortKey = Literal["price", "usd_per_gpu_hour", "node_price", "usd_per_node_hour", "provider", "region", "gpu",
-                  "gpu_id", "count", "gpu_count", "fetched", "fetched_at", "memory", "vcpus", "ram", "sku"]
-Interconnect = Literal["nvswitch", "nvlink", "pcie"]
-FormFactor = Literal["pcie", "sxm", "oam", "other"]
 Objective = Literal["cost", "time", "balanced"]
 QuoteFormat = Literal["yaml", "csv"]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Rates = dict[Annotated[str, Field(min_length=3, max_length=3, pattern=r"^[A-Za-z]{3}$")], Positive]
 
 
-def offers_args(
-    gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
-    min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="At least this many GPUs")] = None,
-    interconnect: Interconnect | None = None,
-    region: Annotated[str | None, Query(max_length=100, description="Region id or prefix")] = None,
-    spot: Annotated[bool | None, Query(description="true: only spot, false: only on-demand")] = None,
-    provider: Annotated[list[str] | None, Query(max_length=50, description="Provider id(s), repeat or comma")] = None,
-    max_price_usd: Annotated[float | None, Query(ge=0, allow_inf_nan=False, description="Max USD per GPU-hour")] = None,
-    sort: SortKey = "price",
-    desc: bool = False,
-    limit: Annotated[int | None, Query(gt=0, le=100000)] = None,
-    memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False, description="GPU memory, GiB")] = None,
-    form_factor: FormFactor | None = None,
-    form: Literal["rental", "purchase", "term"] | None = None,
-) -> dict:
-    return {"gpu": gpu or None, "min_gpus": min_gpus, "interconnect": interconnect, "region": region or None,
-            "spot": spot, "provider": provider, "max_price_usd": max_price_usd, "sort": sort, "descending": desc,
-            "limit": limit, "memory_gib": memory_gib, "form_factor": form_factor, "form": form}
-
-
 CSV_COLUMNS = csvout.OFFER_COLUMNS
-CsvFormat = Literal["json", "csv"]
-Offset = Annotated[int, Query(ge=0, le=10_000_000, description="Skip this many rows of the sorted result (paging)")]
 
 
 def offers_csv(data: dict) -> str:
@@ -92,35 +67,14 @@ def offers_csv(data: dict) -> str:
 
 @router.get("/offers", responses={**ERRORS, **ok(OffersBody)},
             summary="Current offers with normalised USD per GPU-hour")
-async def api_offers(
-    gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
-    min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
-    interconnect: Interconnect | None = None,
-    region: Annotated[str | None, Query(max_length=100)] = None,
-    spot: bool | None = None,
-    provider: Annotated[list[str] | None, Query(max_length=50)] = None,
-    max_price_usd: Annotated[float | None, Query(ge=0, allow_inf_nan=False)] = None,
-    sort: SortKey = "price",
-    desc: bool = False,
-    limit: Annotated[int | None, Query(gt=0, le=100000)] = None,
-    memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
-    form_factor: FormFactor | None = None,
-    form: Annotated[Literal["rental", "purchase", "term"] | None,
-                    Query(description="rental | purchase | term: what the price buys")] = None,
-    format: CsvFormat = "json",
-    offset: Offset = 0,
-    currency: Annotated[str | None, Query(max_length=10, description="Add *_cny (or other) twins of USD amounts "
-                                          "at the dated rate: CNY, EUR, ...")] = None,
-):
+async def api_offers(q: Annotated[OffersQuery, Query()]):
     """The body of `gpuquote offers --json` for the same filters (`format=csv`: `--csv`, streamed)."""
     from gpuquote.service.money import in_currency
     from gpuquote.service.offers import list_offers
 
-    lazy = format == "json" and not currency  # offers_json splices cached row texts: no row dicts needed
-    data = in_currency(list_offers(**offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd,
-                                                 sort, desc, limit, memory_gib, form_factor, form), offset=offset,
-                                   rows=not lazy), currency)
-    if format == "csv":
+    lazy = q.format == "json" and not q.currency  # offers_json splices cached row texts: no row dicts needed
+    data = in_currency(list_offers(**q.list_args(), rows=not lazy), q.currency)
+    if q.format == "csv":
         return csvout.response(csvout.offer_rows(data["offers"]), CSV_COLUMNS, "offers", stream=True)
     from gpuquote.service.columns import offers_json
 
@@ -129,27 +83,12 @@ async def api_offers(
 
 @router.get("/offers/summary", responses={**ERRORS, **ok(SummaryBody)},
             summary="One row per GPU id: offers, providers, cheapest and median on-demand and spot $/GPU-h")
-async def api_offers_summary(
-    gpu: Annotated[str | None, Query(max_length=100, description="GPU id or alias; a family matches its SKUs")] = None,
-    min_gpus: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
-    interconnect: Interconnect | None = None,
-    region: Annotated[str | None, Query(max_length=100)] = None,
-    spot: bool | None = None,
-    provider: Annotated[list[str] | None, Query(max_length=50)] = None,
-    max_price_usd: Annotated[float | None, Query(ge=0, allow_inf_nan=False)] = None,
-    memory_gib: Annotated[float | None, Query(gt=0, allow_inf_nan=False)] = None,
-    form_factor: FormFactor | None = None,
-    format: CsvFormat = "json",
-):
+async def api_offers_summary(q: Annotated[OfferFilters, Query()]):
     """The body of `gpuquote offers --summary --json` for the same filters (`format=csv`: `--summary --csv`)."""
     from gpuquote.service.offers import SUMMARY_COLUMNS, summarize_offers
 
-    args = offers_args(gpu, min_gpus, interconnect, region, spot, provider, max_price_usd, "price", False, None,
-                       memory_gib, form_factor)
-    for k in ("sort", "descending", "limit"):
-        args.pop(k)
-    data = summarize_offers(**args)
-    if format == "csv":
+    data = summarize_offers(**q.filter_args())
+    if q.format == "csv":
         return csvout.response(data["gpus"], SUMMARY_COLUMNS, "summary")
     return GQJSON(data)
 
