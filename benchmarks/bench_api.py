@@ -190,6 +190,17 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
+def rss_mib(pid: int) -> float:
+    """The server process's resident memory (Linux /proc), MiB: what its in-memory catalog and caches hold."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return float("nan")
+
+
 def run_distinct(args) -> None:
     import httpx
 
@@ -199,6 +210,7 @@ def run_distinct(args) -> None:
     port = free_port()
     proc = start_server(port, args.workers, False, home)
     lines = []
+    memory = [f"after start and warm-up {rss_mib(proc.pid):.0f}"]
     try:
         for name, method, make, target in (("offers", "GET", distinct_offers, 50.0),
                                            ("plan", "POST", distinct_plan, 500.0)):
@@ -232,6 +244,7 @@ def run_distinct(args) -> None:
                          f"{res['p99_ms']:.1f} ms ({st}), server CPU {cpu_ms:.2f} ms/request; "
                          f"target p99 < {target:g} ms: {'PASS' if ok else 'MISS'}")
             print(lines[-1], flush=True)
+            memory.append(f"after the {name} run {rss_mib(proc.pid):.0f}")
         if args.only and "quotes" not in args.only:
             return
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=args.max_seconds) as c:
@@ -250,7 +263,9 @@ def run_distinct(args) -> None:
                     if n == 2000 else ""
                 print(f"/api/quote-check {n:,} quotes ({len(text) // 1024} KiB): {dt:.2f} s, status {r.status_code},"
                       f" {nq} quotes checked{verdict}", flush=True)
+        memory.append(f"after the quote checks {rss_mib(proc.pid):.0f}")
     finally:
+        print("server resident memory, MiB: " + "; ".join(memory), flush=True)
         proc.terminate()
         try:
             proc.wait(timeout=10)
