@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socketserver
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -358,3 +359,63 @@ def test_threshold_in_another_currency_is_converted_at_the_dated_rate():
     assert base["value_usd"] < limit_usd and abs(base["value"] - from_usd(base["value_usd"], "CNY")) < 1e-6
     usd = add_watch("usd", offers={"gpu": "a100-80gb"}, below=round(limit_usd, 6))
     assert usd["baseline"]["count"] == base["count"]
+
+
+class SlowReceiver(Receiver):
+    """A webhook that takes its time to answer: two runs at once overlap inside their deliveries."""
+
+    def __init__(self, delay_s: float):
+        super().__init__()
+        handler = self.server.RequestHandlerClass
+        orig = handler.do_POST
+
+        def slow(h):
+            time.sleep(delay_s)
+            orig(h)
+
+        handler.do_POST = slow
+
+
+@pytest.mark.db_backends
+@pytest.mark.enable_socket
+@pytest.mark.allow_hosts(["127.0.0.1"])
+def test_two_runs_at_once_send_each_crossing_once(cli, tmp_path, db_backend):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import SRC
+
+    names = [f"w{i}" for i in range(4)]
+    with SlowReceiver(0.4) as hook:
+        for n in names:
+            assert cli("watch", "add", n, "--offers", "--gpu", "a100-80gb", "--below", "1",
+                       "--notify", f"webhook:{hook.url}").returncode == 0
+        assert cli("import", "quotes", _quote_file(tmp_path, "q-cheap", 4.0)).returncode == 0
+        env = dict(os.environ, PYTHONPATH=str(SRC))
+        runs = [subprocess.Popen([sys.executable, "-m", "gpuquote", "watch", "run", "--json"], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        outs = [p.communicate(timeout=120) for p in runs]
+        assert all(p.returncode == 0 for p in runs), [o[1] for o in outs]
+        assert sorted(b["rule"]["name"] for b in hook.bodies) == names, "each rule's crossing sent exactly once"
+        results = [r for o in outs for r in json.loads(o[0])["results"]]
+        for n in names:
+            mine = sorted(r["status"] for r in results if r["name"] == n)
+            assert mine in (["notified", "skipped"], ["notified", "unchanged"]), (n, mine)
+        assert cli("watch", "run", "--json").returncode == 0 and len(hook.bodies) == 4
+    hist = json.loads(cli("watch", "history", "w0", "--json").stdout)["events"]
+    assert [e["event"] for e in hist] == ["notified", "baseline"]
+
+
+def test_a_stale_rule_loses_the_claim():
+    from gpuquote.service.watch import _store, add_watch
+    from gpuquote.store.watches import claim, list_rules
+
+    add_watch("cheap", offers={"gpu": "a100-80gb"}, below=1.0)
+    engine = _store(True)
+    first, second = list_rules(engine), list_rules(engine)  # two runs read the rule before either writes
+    won = claim(engine, first[0], at="2026-12-01T00:00:00+00:00", state={"offers": {"x": 0.5}}, value_usd=0.5)
+    assert won is not None
+    lost = claim(engine, second[0], at="2026-12-01T00:00:01+00:00", state={"offers": {"y": 0.4}}, value_usd=0.4)
+    assert lost is None
+    assert list_rules(engine)[0]["state"] == {"offers": {"x": 0.5}}, "the winner's state stands"

@@ -125,6 +125,8 @@ def print_run(data: dict) -> None:
             if r.get("via") == "stdout":
                 for o in r["notification"]["offers"][:10]:
                     c.print(f"  {o['offer_id']}", markup=False, soft_wrap=True)
+        elif r["status"] == "skipped":
+            c.print(t("watch.run.skipped", name=r["name"]), markup=False)
         else:
             c.print(t("watch.run.unchanged", name=r["name"], value=fmt_num(r["value"], 4), currency=r["currency"]),
                     markup=False)

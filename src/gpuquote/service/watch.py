@@ -287,7 +287,7 @@ def payload(rule: dict, ev: dict, crossed: list[str], lang: str | None = None) -
 def run_watches(names: list[str] | None = None, *, lang: str | None = None) -> dict:
     """Evaluate every rule (or the named ones) against the current store; notify each crossing once."""
     from gpuquote.service.notify import DeliveryError, send
-    from gpuquote.store.watches import list_rules, record_run
+    from gpuquote.store.watches import claim, list_rules, settle
 
     engine = _store(False)  # no store yet: no rules, and nothing is created just to find that out
     rules = list_rules(engine, names) if engine is not None else []
@@ -303,29 +303,34 @@ def run_watches(names: list[str] | None = None, *, lang: str | None = None) -> d
         try:
             ev = evaluate(rule)
         except BadInput as e:  # the job or a filter no longer applies (e.g. a GPU id gone from the catalog)
-            record_run(engine, rule["id"], at=at, state=rule.get("state") or {}, value_usd=rule.get("last_value_usd"),
-                       event={"event": "error", "error": str(e)})
+            kept = claim(engine, rule, at=at, state=rule.get("state") or {}, value_usd=rule.get("last_value_usd"))
+            if kept is not None:  # (never over the state a concurrent run has just written)
+                settle(engine, rule["id"], at=at, claimed=kept, event={"event": "error", "error": str(e)})
             results.append({"name": rule["name"], "status": "error", "error": str(e), "sent": False})
             continue
         crossed = crossing(rule, ev)
         out = {"name": rule["name"], "kind": rule["kind"], "value_usd": ev["value_usd"],
                "value": _in(ev["value_usd"], rule["currency"]), "currency": rule["currency"],
                "below": ev["below"], "crossed": crossed, "sent": False, "status": "unchanged"}
-        event = None
-        state = ev["state"]
+        # the new state is written first, and only over the state this run evaluated: of two runs at once,
+        # one wins the rule and notifies, the other skips it (store/watches.py)
+        claimed = claim(engine, rule, at=at, state=ev["state"], value_usd=ev["value_usd"])
+        if claimed is None:
+            out.update(status="skipped", crossed=[], reason="another watch run evaluated this rule at the same time")
+            results.append(out)
+            continue
         if crossed:
             body = payload(rule, ev, crossed, lang)
             common = {"old_value_usd": (rule.get("state") or {}).get("best_usd"), "new_value_usd": ev["value_usd"],
                       "offer_ids": crossed, "payload": body}
             try:
                 how = send(rule["notify"], body)
-                event = {"event": "notified", **common}
+                settle(engine, rule["id"], at=at, claimed=claimed, event={"event": "notified", **common})
                 out.update(status="notified", sent=True, via=how, notification=body)
             except DeliveryError as e:
-                event = {"event": "failed", **common, "error": str(e)}
+                settle(engine, rule["id"], at=at, claimed=claimed, event={"event": "failed", **common, "error": str(e)},
+                       state=_unsent(rule, ev["state"]))
                 out.update(status="failed", error=str(e))
-                state = _unsent(rule, state)
-        record_run(engine, rule["id"], at=at, state=state, value_usd=ev["value_usd"], event=event)
         results.append(out)
     return {"at": _now(), "rules": len(rules), "results": results,
             "notified": sum(1 for r in results if r["sent"]),

@@ -3,6 +3,10 @@
 A rule is stored with the state of its last evaluation (which offers were below the threshold, the
 plan's cost), so that `watch run` notifies only on a change and never repeats what it already sent.
 Every baseline, notification and failed delivery is an event row: the rule's history.
+
+Two `watch run`s at once (a refresh timer and a watch timer, say) must not both send a crossing: a run writes
+a rule's new state only if the state is still the one it evaluated (`claim`, one conditional UPDATE), and sends
+only after its write won. The run that lost skips the rule; what it would have said is already said.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ def _rule(row) -> dict:
     m = dict(row._mapping)
     m["filters"] = json.loads(m["filters"] or "{}")
     m["job"] = json.loads(m["job"]) if m["job"] else None
+    m["state_stored"] = m["state"]  # the stored text, for claim()'s comparison
     m["state"] = json.loads(m["state"]) if m["state"] else None
     m["available"] = bool(m["available"])
     return m
@@ -95,6 +100,14 @@ def remove_rule(engine: Engine, name: str) -> dict:
     return _rule(row)
 
 
+def _insert_event(c, rule_id: int, at: str, event: dict[str, Any]) -> None:
+    c.execute(insert(E).values(rule_id=rule_id, at=at, event=event["event"], old_value_usd=event.get("old_value_usd"),
+                               new_value_usd=event.get("new_value_usd"),
+                               offer_ids=json.dumps(event.get("offer_ids") or []),
+                               payload=json.dumps(event["payload"], default=str) if event.get("payload") else None,
+                               error=event.get("error")))
+
+
 def record_run(engine: Engine, rule_id: int, *, at: str, state: dict, value_usd: float | None,
                event: dict[str, Any] | None) -> None:
     """Store one evaluation: the new state, and the notification (or failure) event if there was one."""
@@ -105,9 +118,30 @@ def record_run(engine: Engine, rule_id: int, *, at: str, state: dict, value_usd:
             vals["last_notified_at"] = at
         c.execute(update(R).where(R.c.id == rule_id).values(**vals))
         if event is not None:
-            c.execute(insert(E).values(rule_id=rule_id, at=at, event=event["event"],
-                                       old_value_usd=event.get("old_value_usd"),
-                                       new_value_usd=event.get("new_value_usd"),
-                                       offer_ids=json.dumps(event.get("offer_ids") or []),
-                                       payload=json.dumps(event["payload"], default=str) if event.get("payload")
-                                       else None, error=event.get("error")))
+            _insert_event(c, rule_id, at, event)
+
+
+def claim(engine: Engine, rule: dict, *, at: str, state: dict, value_usd: float | None) -> str | None:
+    """Write the rule's new state if it is still the stored one this run evaluated; returns the new stored text,
+    or None when another run wrote first (this run must then not notify). One conditional UPDATE: atomic on
+    SQLite (one writer at a time) and on PostgreSQL (the row is locked, the condition re-checked)."""
+    new = json.dumps(state, sort_keys=True)
+    old = rule.get("state_stored")
+    cond = R.c.state.is_(None) if old is None else R.c.state == old
+    with engine.begin() as c:
+        n = c.execute(update(R).where(R.c.id == rule["id"], cond)
+                      .values(state=new, last_run_at=at, last_value_usd=value_usd)).rowcount
+    return new if n == 1 else None
+
+
+def settle(engine: Engine, rule_id: int, *, at: str, claimed: str, event: dict[str, Any],
+           state: dict | None = None) -> None:
+    """After a claimed run's delivery: its event, the notification time, and (a failed delivery) the state that
+    leaves the crossing unsent, unless yet another run has written since."""
+    with engine.begin() as c:
+        if event["event"] == "notified":
+            c.execute(update(R).where(R.c.id == rule_id).values(last_notified_at=at))
+        if state is not None:
+            c.execute(update(R).where(R.c.id == rule_id, R.c.state == claimed)
+                      .values(state=json.dumps(state, sort_keys=True)))
+        _insert_event(c, rule_id, at, event)
