@@ -226,3 +226,46 @@ def test_upgrade_advice_names_b200_where_it_finishes_for_less():
     on_h100 = plan_job(job, gpu="h100", top=3)  # compute-bound on H100: B200, if it is cheaper
     adv = [a for a in on_h100["upgrade_advice"] if a["gpu"].startswith("b200")]
     assert adv and adv[0]["total_cost_usd"] < on_h100["rows"][0]["total_cost_usd"]
+
+
+def test_an_imported_quote_keeps_its_nvme_write_speed_in_the_store(cli):
+    """`import quotes` stores nvme.write_gbs (schema 4), so a plan from the store uses it as a quote file does."""
+    res = cli("import", "quotes", str(FIX / "spot-nvme.yaml"))
+    assert res.returncode == 0, res.stderr
+    offers = json.loads(cli("offers", "--gpu", "h100", "--region", "us-east-1", "--json", "--limit", "500").stdout)
+    by_offer = {o["offer_id"]: o for o in offers["offers"]}
+    assert by_offer["fast-nvme"]["nvme_write_gbs"] == 12
+    assert by_offer["nvme-capacity-only"]["nvme_write_gbs"] is None
+    import csv
+    import io
+
+    csv_out = cli("offers", "--gpu", "h100", "--region", "us-east-1", "--csv", "--limit", "500").stdout
+    rows = {r["offer_id"]: r for r in csv.DictReader(io.StringIO(csv_out))}
+    assert float(rows["fast-nvme"]["nvme_write_gbs"]) == 12 and rows["nvme-capacity-only"]["nvme_write_gbs"] == ""
+    job = _job("pretrain-8b-100b-tokens.yaml", hardware=None, tokens=2.0e9)
+    d = plan_job(job, gpus=8, region="us-east-1", top=200)
+    by = {r["offer_id"]: r for r in d["rows"]}
+    st = load()["storage"]
+    assert by["fast-nvme"]["checkpoint_write_gbs"] == 12
+    assert by["nvme-capacity-only"]["checkpoint_write_gbs"] == st["nvme_write_gbs_local"]
+
+
+def test_a_schema_3_store_gains_the_nvme_write_column_on_first_read(tmp_path, monkeypatch):
+    """A store written by the previous version (schema 3, no nvme_write_gbs) is migrated when first read."""
+    import sqlite3
+
+    from gpuquote.service.offers import list_offers
+
+    db = tmp_path / "old.sqlite"
+    from gpuquote.config import EMBEDDED_SNAPSHOT
+
+    db.write_bytes(EMBEDDED_SNAPSHOT.read_bytes())
+    with sqlite3.connect(db) as c:
+        c.execute("ALTER TABLE offers DROP COLUMN nvme_write_gbs")
+        c.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    monkeypatch.setenv("GPUQUOTE_DB", str(db))
+    got = list_offers(gpu="h100", limit=3)
+    assert len(got["offers"]) == 3 and all(o["nvme_write_gbs"] is None for o in got["offers"])
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+        assert "nvme_write_gbs" in [r[1] for r in c.execute("PRAGMA table_info(offers)")]

@@ -10,7 +10,7 @@ from gpuquote.i18n import t
 CSV_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
                "form_factor", "intra_node", "vcpus", "ram_gib", "nvme_gib", "inter_node_kind", "inter_node_gbps",
                "price_amount", "price_currency", "price_per", "spot", "usd_per_gpu_hour", "usd_per_node_hour",
-               "billing_granularity_s", "source", "fetched_at", "freshness", "form"]
+               "billing_granularity_s", "source", "fetched_at", "freshness", "form", "nvme_write_gbs"]
 
 
 def flat(row: dict) -> dict:

@@ -137,7 +137,7 @@ def list_snapshots(reader, source: str | None = None) -> list[dict]:
 
 PLAN_COLUMNS = ("pk", "gpu_id", "gpu_count", "gpu_exclusive", "intra_node", "inter_node_kind", "inter_node_gbps",
                 "usd_per_node_hour", "price_per", "term_months", "billing_granularity_s", "spot", "provider", "vcpus",
-                "extras", "covers", "source", "sku", "region", "nvme_gib", "form")
+                "extras", "covers", "source", "sku", "region", "nvme_gib", "form", "nvme_write_gbs")
 
 
 def query_offer_columns(reader, f: OfferFilter) -> dict[str, list]:

@@ -52,7 +52,7 @@ def offer_to_row(o: Offer, snapshot_id: int) -> dict:
         "covers": json.dumps(o.covers), "extras": json.dumps(o.extras), "available": o.available,
         "source": o.source, "fetched_at": o.fetched_at.isoformat(),
         "usd_per_gpu_hour": usd_per_gpu_hour(o.price, o.gpu_count), "usd_per_node_hour": node,
-        "notes": json.dumps(o.notes, ensure_ascii=False), "form": o.form,
+        "notes": json.dumps(o.notes, ensure_ascii=False), "form": o.form, "nvme_write_gbs": o.nvme_write_gbs,
     }
 
 
@@ -67,6 +67,7 @@ def row_to_dict(r, now: datetime | None = None) -> dict:
         "gpu_exclusive": True if excl == "true" else excl,
         "form_factor": m["form_factor"], "intra_node": m["intra_node"], "vcpus": _int(m["vcpus"]),
         "cpu_model": m["cpu_model"], "ram_gib": m["ram_gib"], "nvme_gib": m["nvme_gib"],
+        "nvme_write_gbs": m.get("nvme_write_gbs"),
         "inter_node": {"kind": m["inter_node_kind"], "gbps_per_node": m["inter_node_gbps"]},
         "price": {"amount": m["price_amount"], "currency": m["price_currency"], "per": m["price_per"],
                   "term_months": m["term_months"]},

@@ -93,6 +93,7 @@ offers = Table(
     Column("usd_per_node_hour", Float),
     Column("notes", Text),
     Column("form", String(16), nullable=False, server_default="rental"),  # rental | purchase | term
+    Column("nvme_write_gbs", Float),  # stated sequential write GB/s per node (quotes' nvme.write_gbs)
     Index("ix_offers_snapshot", "snapshot_id"),
     Index("ix_offers_current_gpu", "is_current", "gpu_id", "usd_per_gpu_hour"),
     Index("ix_offers_current_provider", "is_current", "provider", "region", "offer_id"),
@@ -107,6 +108,8 @@ MIGRATIONS: dict[int, list[str]] = {
         "AND (term_months IS NOT NULL OR notes LIKE '%: form reserved%')"],
     # 3: the watch tables below (`migrate` creates missing tables; the step records the version)
     3: [],
+    # 4: offers.nvme_write_gbs (a quote's stated NVMe write speed, which plans use for checkpoints)
+    4: ["ALTER TABLE offers ADD COLUMN nvme_write_gbs FLOAT"],
 }
 # --- watches (`gpuquote watch`): rules on offers or a job's best plan, and what each evaluation sent ---------
 # New tables only: `migrate` creates them in an existing store (create_all); schema version 3.

@@ -1,3 +1,3 @@
 """The store's schema version, apart from the tables so that the stdlib-sqlite3 reader can check it cheaply."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4

@@ -15,7 +15,7 @@ from fastapi.responses import Response, StreamingResponse
 OFFER_COLUMNS = ["offer_id", "provider", "region", "sku", "gpu_id", "gpu_count", "gpu_memory_gib", "gpu_exclusive",
                  "form_factor", "intra_node", "vcpus", "ram_gib", "nvme_gib", "inter_node_kind", "inter_node_gbps",
                  "price_amount", "price_currency", "price_per", "spot", "usd_per_gpu_hour", "usd_per_node_hour",
-                 "billing_granularity_s", "source", "fetched_at", "freshness", "form"]
+                 "billing_granularity_s", "source", "fetched_at", "freshness", "form", "nvme_write_gbs"]
 # The CLI's `gpuquote plan --csv` columns (cli/plan_cmd.py; web does not import cli, see the layers).
 PLAN_COLUMNS = ["offer_id", "provider", "sku", "region", "gpu_id", "gpus", "nodes", "spot", "time_hours",
                 "total_cost_usd", "usd_per_gpu_hour", "usd_per_billion_tokens", "usd_per_million_tokens", "bound",
