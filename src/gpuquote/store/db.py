@@ -83,6 +83,47 @@ def migrate(engine: Engine) -> None:
                   .values(value=str(schema.SCHEMA_VERSION)))
 
 
+UNSEEDED = "unseeded"  # a store created without the embedded catalog (write_engine(seed=False)): never caught up
+
+
+def _mark(engine: Engine, value: str) -> None:
+    from gpuquote.store.embedded import META_KEY
+
+    with engine.begin() as c:
+        c.execute(schema.meta.delete().where(schema.meta.c.key == META_KEY))
+        c.execute(schema.meta.insert().values(key=META_KEY, value=value))
+
+
+def _mark_seeded(path: Path) -> None:
+    """A store copied from the embedded snapshot has caught up with it (store/embedded.py)."""
+    import sqlite3
+
+    from gpuquote.store.embedded import META_KEY, embedded_identity
+
+    con = sqlite3.connect(path)
+    try:
+        with con:
+            con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_KEY, embedded_identity() or ""))
+    finally:
+        con.close()
+
+
+def catch_up_quietly(engine: Engine, merged: str | None = "?") -> None:
+    """Import what a newer embedded snapshot knows (store/embedded.py), when it is new to this store. Never fails:
+    a read-only store or a concurrent catch-up leaves the store as it is, and the next run tries again."""
+    from gpuquote.store.embedded import META_KEY, catch_up, needs_catch_up
+
+    try:
+        if merged == "?":
+            with engine.connect() as c:
+                row = c.execute(select(schema.meta.c.value).where(schema.meta.c.key == META_KEY)).first()
+            merged = row[0] if row else None
+        if needs_catch_up(merged):
+            catch_up(engine)
+    except (SQLAlchemyError, OSError, StoreError):
+        pass
+
+
 def user_store_exists(url: str | None = None) -> bool:
     url = url or db_url()
     path = _sqlite_path(url)
@@ -113,6 +154,7 @@ def read_engine() -> tuple[Engine, str]:
             version = check_schema(eng, where)
         if version < schema.SCHEMA_VERSION:
             migrate(eng)  # written by an older gpuquote: migrate once, then read
+        catch_up_quietly(eng)
         return eng, where
     return _embedded(), "embedded snapshot"
 
@@ -131,12 +173,14 @@ def write_engine(url: str | None = None, seed: bool = True) -> Engine:
     if path is not None:
         if path.is_dir():
             raise StoreError(f"store: database path {path} is a directory", field="GPUQUOTE_DB")
-        if not path.exists() or path.stat().st_size == 0:
+        created = not path.exists() or path.stat().st_size == 0
+        if created:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 if seed and EMBEDDED_SNAPSHOT.exists():
                     tmp = path.with_name(path.name + ".seeding")
                     shutil.copyfile(EMBEDDED_SNAPSHOT, tmp)
+                    _mark_seeded(tmp)
                     tmp.replace(path)  # atomic: a crash leaves no half-written store
             except OSError as e:
                 raise StoreError(f"store: cannot create database at {path}: {e.strerror}",
@@ -146,6 +190,9 @@ def write_engine(url: str | None = None, seed: bool = True) -> Engine:
         eng = _engine(url)
         check_schema(eng, str(path)) if path.exists() and path.stat().st_size else None
         migrate(eng)
+        if created and not seed:
+            _mark(eng, UNSEEDED)
+        catch_up_quietly(eng)
         return eng
     eng = _engine(url)
     try:
@@ -157,6 +204,12 @@ def write_engine(url: str | None = None, seed: bool = True) -> Engine:
     migrate(eng)
     if fresh and seed and EMBEDDED_SNAPSHOT.exists():
         copy_store(_embedded(), eng)
+        from gpuquote.store.embedded import embedded_identity
+
+        _mark(eng, embedded_identity() or "")
+    elif fresh:
+        _mark(eng, UNSEEDED)
+    catch_up_quietly(eng)
     return eng
 
 

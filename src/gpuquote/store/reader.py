@@ -45,11 +45,13 @@ class Reader:
             return [dict(r._mapping) for r in c.execute(text(sql), params or {})]
 
     def check(self) -> None:
-        rows = self.execute("SELECT value FROM meta WHERE key = 'schema_version'")
-        if not rows:
+        rows = {r["key"]: r["value"] for r in
+                self.execute("SELECT key, value FROM meta WHERE key IN ('schema_version', 'embedded_merged')")}
+        if "schema_version" not in rows:
             raise StoreError(f"store: {self.where} has no schema version; not a gpuquote database",
                              field="GPUQUOTE_DB")
-        self.schema_version = int(rows[0]["value"])
+        self.schema_version = int(rows["schema_version"])
+        self.embedded_merged = rows.get("embedded_merged")  # store/embedded.py
 
     def close(self) -> None:
         if self._con is not None:
@@ -70,6 +72,14 @@ def open_reader() -> Reader:
                 from gpuquote.store.db import _engine, migrate
 
                 migrate(_engine(url))
+                reader = Reader(str(path), sqlite_path=path)
+            from gpuquote.store.embedded import needs_catch_up
+
+            if needs_catch_up(reader.embedded_merged):  # a newer gpuquote's catalog: imported once
+                reader.close()
+                from gpuquote.store.db import _engine, catch_up_quietly
+
+                catch_up_quietly(_engine(url), reader.embedded_merged)
                 reader = Reader(str(path), sqlite_path=path)
             return reader
         return embedded_reader()
