@@ -85,3 +85,18 @@ def test_tco_buy_vs_rent(cli):
     assert vs["q3-hgx-monthly"]["break_even_months"] > 0 and vs["q3-hgx-monthly"]["comparable"]
     table = cli("tco", "--buy", "q5-buy-hgx", YAML)
     assert table.returncode == 0 and "q7-eur-node-hourly" in table.stdout
+
+
+def test_yaml_syntax_errors_are_said_in_the_readers_language(cli, tmp_path):
+    bad = tmp_path / "tabs.yaml"
+    bad.write_text("quotes:\n  - id: a\n    gpu: A100 80GB\n\tvendor: x\n", encoding="utf-8")
+    en = cli("quote", "check", str(bad))
+    assert en.returncode == 2 and en.stderr.count("\n") == 1
+    assert "indent with spaces, not tabs" in en.stderr and "at line 4, column 1" in en.stderr
+    zh = cli("quote", "check", str(bad), env={"GPUQUOTE_LANG": "zh-CN"})
+    assert zh.returncode == 2 and "YAML 语法错误" in zh.stderr and "请用空格缩进" in zh.stderr
+    assert "第 4 行，第 1 列" in zh.stderr and "indent" not in zh.stderr
+    job = tmp_path / "job.yaml"
+    job.write_text("model: llama-3-8b\nmethod: lora\n  tokens: 1e9\n", encoding="utf-8")
+    zj = cli("plan", str(job), env={"GPUQUOTE_LANG": "zh-CN"})
+    assert zj.returncode == 2 and "不是有效的 YAML/JSON" in zj.stderr and "检查这一行的缩进" in zj.stderr

@@ -11,10 +11,11 @@ recursion). Each refusal is one BadInput line naming the field and the limit (ex
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from gpuquote.errors import BadInput
-from gpuquote.i18n import t
+from gpuquote.i18n import Msg, t
 
 #: Limits (documented in docs/sources.md and docs/deploy.md).
 MAX_YAML_BYTES = 4 * 2**20  # job and quote files are kilobytes
@@ -76,12 +77,38 @@ def yaml_bounds(text: str, field: str) -> None:
                            accepted=[f"<= {MAX_EXPANDED} values"])
 
 
+#: PyYAML's problems, in words a reader can act on (en and zh-CN in the catalog); others are shown as PyYAML says
+_YAML_PROBLEMS = (
+    (re.compile(r"mapping values are not allowed here"), "yaml.p.mapping_here"),
+    (re.compile(r"found character '(?P<char>.+)' that cannot start any token"), "yaml.p.bad_char"),
+    (re.compile(r"expected ',' or '(?P<close>[\]}])', but got"), "yaml.p.unclosed"),
+    (re.compile(r"found unexpected end of stream"), "yaml.p.end_of_text"),
+    (re.compile(r"expected <block end>, but found"), "yaml.p.indent"),
+    (re.compile(r"could not find expected ':'"), "yaml.p.no_colon"),
+    (re.compile(r"found undefined alias '(?P<name>.+)'"), "yaml.p.alias"),
+    (re.compile(r"^second occurrence$"), "yaml.p.duplicate_anchor"),
+    (re.compile(r"but found another document"), "yaml.p.two_documents"),
+    (re.compile(r"found unknown escape character '(?P<char>.+)'"), "yaml.p.escape"),
+)
+
+
 def yaml_error_text(e: Exception) -> str:
-    """A YAML error as one line: what and where ("found character '\\t' at line 3, column 1")."""
+    """A YAML error as one line: what and where ("a tab character ... at line 3, column 1"), a catalog sentence
+    (localised at the interface) where PyYAML's problem is a known one."""
     mark = getattr(e, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     problem = getattr(e, "problem", None) or " ".join(str(e).split())[:160]
     ctx, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
+    for rx, key in _YAML_PROBLEMS:
+        m = rx.search(problem)
+        if m:
+            params = {k: ("\\t" if v == "\t" else v) for k, v in m.groupdict().items()}
+            out: object = Msg(key, **params)
+            if mark:
+                out = out + Msg("yaml.where", line=mark.line + 1, column=mark.column + 1)
+            if cmark and (not mark or cmark.line != mark.line):
+                out = out + Msg("yaml.started", line=cmark.line + 1)
+            return out  # type: ignore[return-value]
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     if ctx and cmark and (not mark or cmark.line != mark.line):
         problem += f" ({ctx} at line {cmark.line + 1})"
     return f"{problem}{where}"
@@ -103,7 +130,7 @@ def load_yaml(text: str | bytes, field: str, *, max_bytes: int = MAX_YAML_BYTES)
         yaml_bounds(text, field)
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise BadInput(t("hostile.yaml_syntax", field=field, problem=yaml_error_text(e)), field=field,
+        raise BadInput(Msg("hostile.yaml_syntax", field=field, problem=yaml_error_text(e)), field=field,
                        accepted=["YAML or JSON text"]) from None
     except RecursionError:  # pragma: no cover - yaml_bounds stops depth first
         raise BadInput(t("hostile.depth_json", field=field, limit=MAX_DEPTH), field=field) from None

@@ -107,14 +107,11 @@ def parse_quotes_text(text: str, fmt: str = "yaml", name: str = "<quotes>",
             yaml_bounds(text, name)
             data = yaml.safe_load(text)
         except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-            problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-            ctx, cmark = getattr(e, "context", None), getattr(e, "context_mark", None)
-            if ctx and cmark and (not mark or cmark.line != mark.line):
-                problem += f" ({ctx} at line {cmark.line + 1})"
-            raise BadInput(f"{name}: YAML syntax error{where}: {problem}; accepted: a YAML file with a `quotes:` list "
-                           "(see docs/quotes.md)", field="file") from None
+            from gpuquote.i18n import Msg
+            from gpuquote.safeload import yaml_error_text
+
+            raise BadInput(Msg("quote.yaml_syntax", name=name, problem=yaml_error_text(e)), field="file",
+                           accepted=["a YAML file with a `quotes:` list (see docs/quotes.md)"]) from None
         if isinstance(data, dict) and "quotes" in data:
             items = data["quotes"]
         elif isinstance(data, list):

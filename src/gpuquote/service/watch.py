@@ -87,8 +87,6 @@ def _number(v: Any, field: str) -> float:
 
 def _job_mapping(job: dict | str | Path) -> dict:
     """The job as a mapping (stored with the rule, so the rule does not depend on the file), validated."""
-    import yaml
-
     from gpuquote.estimate import load_job
 
     if isinstance(job, dict):
@@ -97,11 +95,9 @@ def _job_mapping(job: dict | str | Path) -> dict:
         p = Path(job)
         if not p.is_file():
             raise BadInput(f"--plan: job file not found: {p}", field="plan")
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as e:
-            raise BadInput(f"--plan: {p} is not valid YAML/JSON: {' '.join(str(e).split())[:160]}",
-                           field="plan") from None
+        from gpuquote.safeload import load_yaml
+
+        data = load_yaml(p.read_bytes(), "plan")  # the same limits and messages as every job file
         if not isinstance(data, dict):
             raise BadInput(f"--plan: {p} must hold a mapping of job fields", field="plan")
     load_job(data)
