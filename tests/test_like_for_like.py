@@ -123,8 +123,11 @@ def test_an_imported_purchase_shows_as_a_purchase(cli):
     assert [o["offer_id"] for o in only["offers"]] == ["q5-buy-hgx"] and only["filters"]["form"] == "purchase"
     terms = json.loads(cli("offers", "--form", "term", "--json").stdout)["offers"]
     assert {o["offer_id"] for o in terms} == {"q3-hgx-monthly", "q4-hgx-monthly"}
-    csv_out = cli("offers", "--form", "purchase", "--csv").stdout.splitlines()
-    assert csv_out[0].split(",")[-1] == "form" and csv_out[1].endswith(",purchase")
+    import csv
+    import io
+
+    csv_rows = list(csv.DictReader(io.StringIO(cli("offers", "--form", "purchase", "--csv").stdout)))
+    assert [r["form"] for r in csv_rows] == ["purchase"] and csv_rows[0]["offer_id"] == "q5-buy-hgx"
     table = cli("offers", "--form", "purchase", env={"COLUMNS": "220"}).stdout
     assert "purchase" in table and "q5-buy-hgx" in table
     bad = cli("offers", "--form", "lease")
