@@ -88,3 +88,16 @@ def test_chinese_currency_spellings_mean_cny():
     from gpuquote.offers.currency import rate
 
     assert rate("RMB").usd_per_unit == rate("CNY").usd_per_unit == rate("元").usd_per_unit
+
+
+def test_capital_cost_at_a_subnormal_rate_is_zero_and_never_negative():
+    """Found by the property above: at cost_of_capital=5e-324 the annuity's pv * r underflowed, so the interest
+    on 0.52 USD came out +0.48 and on 1.03 USD -0.03, and a dearer server looked cheaper."""
+    from gpuquote.offers.tco import capital_cost
+
+    assert capital_cost(0.5173524834944698, 0.0, 5e-324, 1.0) == 0.0
+    assert capital_cost(1.0347049669889397, 0.0, 5e-324, 1.0) == 0.0
+    for r in (1e-300, 1e-12, 1e-6, 0.06):
+        a, b = capital_cost(100.0, 20.0, r, 3.0), capital_cost(200.0, 20.0, r, 3.0)
+        assert 0.0 <= a <= b
+    assert capital_cost(100000, 20000, 0.06, 3) == pytest.approx(13386.355069732395, rel=1e-12)

@@ -139,8 +139,11 @@ def capital_cost(price_usd: float, residual_usd: float, rate: float | None, year
         return price_usd * rate * years
     # Annuity: equal yearly payments that repay the price less the resale's present value.
     pv = price_usd - residual_usd / (1 + rate) ** years
-    payment = pv * rate / -math.expm1(-years * math.log1p(rate))  # 1 - (1+r)^-Y, exact for tiny rates
-    return payment * years - (price_usd - residual_usd)
+    # the annuity factor (1 - (1+r)^-Y) / r first: a ratio of two small numbers stays exact for tiny rates (pv * r
+    # would underflow for a subnormal rate and give nonsense), and it tends to Y as r -> 0
+    factor = -math.expm1(-years * math.log1p(rate)) / rate
+    # interest is never negative; rounding of a near-zero difference must not make a dearer server cheaper
+    return max(0.0, pv / factor * years - (price_usd - residual_usd))
 
 
 def compute_tco(price: Price, spec: TcoSpec | None, gpu_count: float | None, *, utilisation: float = 1.0,
