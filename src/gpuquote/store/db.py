@@ -86,26 +86,18 @@ def migrate(engine: Engine) -> None:
 UNSEEDED = "unseeded"  # a store created without the embedded catalog (write_engine(seed=False)): never caught up
 
 
+def _seeded_mark() -> str:
+    from gpuquote.store.embedded import embedded_identity
+
+    return embedded_identity() or ""
+
+
 def _mark(engine: Engine, value: str) -> None:
     from gpuquote.store.embedded import META_KEY
 
     with engine.begin() as c:
         c.execute(schema.meta.delete().where(schema.meta.c.key == META_KEY))
         c.execute(schema.meta.insert().values(key=META_KEY, value=value))
-
-
-def _mark_seeded(path: Path) -> None:
-    """A store copied from the embedded snapshot has caught up with it (store/embedded.py)."""
-    import sqlite3
-
-    from gpuquote.store.embedded import META_KEY, embedded_identity
-
-    con = sqlite3.connect(path)
-    try:
-        with con:
-            con.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_KEY, embedded_identity() or ""))
-    finally:
-        con.close()
 
 
 def catch_up_quietly(engine: Engine, merged: str | None = "?") -> None:
@@ -180,7 +172,6 @@ def write_engine(url: str | None = None, seed: bool = True) -> Engine:
                 if seed and EMBEDDED_SNAPSHOT.exists():
                     tmp = path.with_name(path.name + ".seeding")
                     shutil.copyfile(EMBEDDED_SNAPSHOT, tmp)
-                    _mark_seeded(tmp)
                     tmp.replace(path)  # atomic: a crash leaves no half-written store
             except OSError as e:
                 raise StoreError(f"store: cannot create database at {path}: {e.strerror}",
@@ -190,8 +181,8 @@ def write_engine(url: str | None = None, seed: bool = True) -> Engine:
         eng = _engine(url)
         check_schema(eng, str(path)) if path.exists() and path.stat().st_size else None
         migrate(eng)
-        if created and not seed:
-            _mark(eng, UNSEEDED)
+        if created:  # a copy of the embedded snapshot has caught up with it; an empty store never will
+            _mark(eng, _seeded_mark() if seed and EMBEDDED_SNAPSHOT.exists() else UNSEEDED)
         catch_up_quietly(eng)
         return eng
     eng = _engine(url)
@@ -204,9 +195,7 @@ def write_engine(url: str | None = None, seed: bool = True) -> Engine:
     migrate(eng)
     if fresh and seed and EMBEDDED_SNAPSHOT.exists():
         copy_store(_embedded(), eng)
-        from gpuquote.store.embedded import embedded_identity
-
-        _mark(eng, embedded_identity() or "")
+        _mark(eng, _seeded_mark())
     elif fresh:
         _mark(eng, UNSEEDED)
     catch_up_quietly(eng)

@@ -108,19 +108,6 @@ def _insert_event(c, rule_id: int, at: str, event: dict[str, Any]) -> None:
                                error=event.get("error")))
 
 
-def record_run(engine: Engine, rule_id: int, *, at: str, state: dict, value_usd: float | None,
-               event: dict[str, Any] | None) -> None:
-    """Store one evaluation: the new state, and the notification (or failure) event if there was one."""
-    with engine.begin() as c:
-        vals: dict[str, Any] = {"state": json.dumps(state, sort_keys=True), "last_run_at": at,
-                                "last_value_usd": value_usd}
-        if event is not None and event["event"] == "notified":
-            vals["last_notified_at"] = at
-        c.execute(update(R).where(R.c.id == rule_id).values(**vals))
-        if event is not None:
-            _insert_event(c, rule_id, at, event)
-
-
 def claim(engine: Engine, rule: dict, *, at: str, state: dict, value_usd: float | None) -> str | None:
     """Write the rule's new state if it is still the stored one this run evaluated; returns the new stored text,
     or None when another run wrote first (this run must then not notify). One conditional UPDATE: atomic on

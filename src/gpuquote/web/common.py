@@ -179,6 +179,18 @@ def quote_format(text: str, fmt: str | None, name: str | None) -> str:
     return "csv" if "," in first and ":" not in first else "yaml"
 
 
+def validation_input_error(e: Exception, default_field: str = "") -> BadInput | None:
+    """A pydantic ValidationError of a page's request model as the BadInput its first error names (the page
+    shows it in place); None for any other exception."""
+    from pydantic import ValidationError
+
+    if not isinstance(e, ValidationError):
+        return None
+    first = e.errors()[0]
+    field = ".".join(str(x) for x in first["loc"]) or default_field
+    return BadInput(f"{field}: {first['msg']}", field=field)
+
+
 def check_text(text: str | None, field: str) -> str:
     if text is None or not text.strip():
         raise BadInput(f"{field}: the quote file is empty; paste or upload a YAML or CSV quote file", field=field)

@@ -114,13 +114,9 @@ def _run_plan_page(request: Request, form: dict, status_ok: int = 200):
             return json_twin(e.to_dict(), 400)
         error = e
     except Exception as e:  # pydantic ValidationError from PlanRequest: name the field
-        from pydantic import ValidationError
-
-        if not isinstance(e, ValidationError):
+        error = common.validation_input_error(e)
+        if error is None:
             raise
-        first = e.errors()[0]
-        field = ".".join(str(x) for x in first["loc"])
-        error = BadInput(f"{field}: {first['msg']}", field=field)
         if wants_json(request, form):
             return json_twin(error.to_dict(), 422)
     return render(request, "plan.html", status=400 if error else status_ok, page="plan", form=shown,

@@ -212,13 +212,9 @@ async def watches_submit(request: Request):
             return json_twin(e.to_dict(), 400)
         error = e
     except Exception as e:  # pydantic ValidationError from WatchRequest: name the field
-        from pydantic import ValidationError
-
-        if not isinstance(e, ValidationError):
+        error = common.validation_input_error(e, "form")
+        if error is None:
             raise
-        first = e.errors()[0]
-        field = ".".join(str(x) for x in first["loc"]) or "form"
-        error = BadInput(f"{field}: {first['msg']}", field=field)
         if wants_json(request, form):
             return json_twin(error.to_dict(), 422)
     return render(request, "watches.html", status=400, page="watches", data=list_watches(),
